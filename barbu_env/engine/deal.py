@@ -1,0 +1,617 @@
+"""One deal of Barbu: declare → double → trick play or Fantan → scored (RULES.md R2.3–R8).
+
+The state is plain ints and short lists: hands are bitmasks (one bit per card id, R1.2), the
+current trick is a list, and everything a search agent needs is copied by :meth:`Deal.clone`.
+:meth:`Deal.legal_actions` is the one place that decides legality; :meth:`Deal.apply` rejects any
+other action with a ``ValueError`` naming the legal ones.
+
+Besides the rules state, a deal keeps ``excluded[seat]``: cards that seat has *publicly shown* it
+cannot hold (voids, R5.4/R5.5 trump duties, R4.1 heart leads, R4.4 forced discards, R7.3 forced
+passes). The hidden-card sampler of :mod:`barbu_env.engine.infostate` reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import IntEnum
+
+import numpy as np
+
+from ..actions import (
+    DECLARE_BASE,
+    DOUBLE_BASE,
+    DOUBLE_SUBSETS,
+    FANTAN_BASE,
+    NUM_ACTIONS,
+    PASS,
+    PLAIN_CONTRACTS,
+    TRUMPS_BASE,
+    action_name,
+    contract_name,
+    declare_id,
+)
+from ..cards import (
+    ACE,
+    ACE_OF_HEARTS,
+    HEARTS,
+    KING_OF_HEARTS,
+    NUM_CARDS,
+    SUIT_MASK,
+    above,
+    cards_of,
+    deck_mask,
+    format_card,
+    parse_cards,
+)
+from ..contracts import FANTAN, Contract, contract_table, ravage_scores
+from ..rules import Rules
+from .doubling import REL_TO_ABS, doubling_order, legal_doubles, settlement, split_scores
+
+
+class Phase(IntEnum):
+    """Phases of a deal (R2.3)."""
+
+    DECLARE = 0
+    DOUBLE = 1
+    PLAY = 2
+    FANTAN = 3
+    OVER = 4
+
+
+DECLARE, DOUBLE, PLAY, FANTAN_PLAY, OVER = range(5)
+_HEARTS = SUIT_MASK[HEARTS]
+_NON_HEARTS = ((1 << NUM_CARDS) - 1) & ~_HEARTS
+_KH = 1 << KING_OF_HEARTS
+_AH = 1 << ACE_OF_HEARTS
+
+# _SUIT_CARDS[s][m]: card ids of the 13-bit rank mask m in suit s (turns a mask into a list fast).
+_SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(13 * s + r for r in range(13) if m >> r & 1) for m in range(1 << 13)) for s in range(4)
+)
+
+
+def mask_to_list(m: int) -> list[int]:
+    """Card ids of a mask, ascending (table lookup per suit)."""
+    t = _SUIT_CARDS
+    return [*t[0][m & 8191], *t[1][m >> 13 & 8191], *t[2][m >> 26 & 8191], *t[3][m >> 39]]
+
+
+def parse_contract(text: str | int) -> tuple[str, int, int]:
+    """``(name, trump suit or -1, fantan rank or -1)`` of ``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``
+    or a declare action id."""
+    a = text if isinstance(text, int) else declare_id(str(text))
+    if TRUMPS_BASE <= a < FANTAN_BASE:
+        return "trumps", a - TRUMPS_BASE, -1
+    if FANTAN_BASE <= a < DOUBLE_BASE:
+        return "fantan", -1, a - FANTAN_BASE
+    if DECLARE_BASE <= a < TRUMPS_BASE:
+        return PLAIN_CONTRACTS[a - DECLARE_BASE], -1, -1
+    raise ValueError(f"action {a} is not a declaration")
+
+
+def validate_hands(hands: Sequence[Sequence[str | int] | str], rules: Rules) -> list[int]:
+    """Bitmask hands from 4 lists of card strings/ids; raises ``ValueError`` saying what is wrong."""
+    if isinstance(hands, str) or len(hands) != 4:
+        raise ValueError(f"hands must be 4 lists of cards (one per seat), got {hands!r}")
+    deck = deck_mask(rules.deck_size)
+    seen: dict[int, int] = {}
+    masks = []
+    for seat, hand in enumerate(hands):
+        cards = parse_cards(hand)
+        if len(cards) != rules.hand_size:
+            raise ValueError(f"hand of seat {seat} has {len(cards)} cards; each hand needs {rules.hand_size}")
+        m = 0
+        for c in cards:
+            if not deck >> c & 1:
+                raise ValueError(f"card {format_card(c)} (seat {seat}) is not in the {rules.deck_size}-card deck")
+            if c in seen:
+                raise ValueError(f"card {format_card(c)} is dealt twice (seats {seen[c]} and {seat})")
+            seen[c] = seat
+            m |= 1 << c
+        masks.append(m)
+    return masks
+
+
+def deal_hands(rng: np.random.Generator, rules: Rules) -> list[int]:
+    """Shuffle the deck with ``rng`` and deal ``rules.hand_size`` cards to each seat (R1.4)."""
+    cards = _DECK_IDS[rules.deck_size]
+    bits = np.left_shift(np.uint64(1), cards[rng.permutation(len(cards))])
+    return [int(x) for x in np.bitwise_or.reduce(bits.reshape(4, -1), axis=1)]
+
+
+_DECK_IDS = {n: np.array(cards_of(deck_mask(n)), dtype=np.uint64) for n in (52, 32)}
+
+
+class Deal:
+    """The state of one deal. Build with :meth:`from_hands` or :meth:`random`."""
+
+    __slots__ = (
+        "rules", "table", "available", "must_double", "num_tricks", "deck", "hands", "declarer",
+        "phase", "to_move", "contract", "trump", "fantan_rank", "doubles", "double_step", "trick",
+        "trick_mask", "leader", "led", "best", "winner", "top_trump", "trick_no", "captured",
+        "tricks_won", "points", "played", "played_by", "excluded", "hearts_broken", "card_vals",
+        "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
+        "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
+        "reneged", "split", "_legal",
+    )  # fmt: skip
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def from_hands(
+        cls,
+        hands: Sequence[Sequence[str | int] | str] | Sequence[int],
+        declarer: int = 0,
+        contract: str | int | Contract | None = None,
+        rules: Rules | None = None,
+        available: Sequence[str] | None = None,
+        must_double: int = 0,
+        table: dict[str, Contract] | None = None,
+    ) -> Deal:
+        """A deal from explicit hands (4 card lists, or 4 bitmasks); ``contract`` skips the declaration.
+
+        ``available`` limits the declarer's choice (a match passes the unused contracts, R3.1);
+        ``must_double`` is a seat mask of players whose R6.4 obligation is due in this deal.
+        """
+        rules = rules or Rules()
+        if not (isinstance(declarer, int) and 0 <= declarer < 4):
+            raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..3")
+        if len(hands) == 4 and all(isinstance(h, int) for h in hands):
+            masks = list(hands)  # bitmasks: checked as a whole below
+            deck = deck_mask(rules.deck_size)
+            if masks[0] | masks[1] | masks[2] | masks[3] != deck or any(
+                h.bit_count() != rules.hand_size for h in masks
+            ):
+                validate_hands([cards_of(h) for h in masks], rules)  # raises with the reason
+                raise ValueError(f"hand masks must partition the {rules.deck_size}-card deck")
+        else:
+            masks = validate_hands(hands, rules)  # type: ignore[arg-type]
+        d = cls()
+        d.rules = rules
+        d.table = table if table is not None else contract_table(rules)
+        names = tuple(d.table) if available is None else tuple(available)
+        for n in names:
+            if n not in d.table:
+                raise ValueError(f"unknown contract {n!r} under these rules: valid are {list(d.table)}")
+        d.available = names
+        d.must_double = must_double
+        d.num_tricks = rules.hand_size
+        d.deck = deck_mask(rules.deck_size)
+        d.hands = masks
+        d.declarer = declarer
+        d.phase = DECLARE
+        d.to_move = declarer
+        d.contract = None
+        d.trump = d.fantan_rank = -1
+        d.doubles = [0, 0, 0, 0]
+        d.double_step = 0
+        d.trick = []
+        d.trick_mask = 0
+        d.leader = declarer
+        d.led = d.best = d.winner = d.top_trump = -1
+        d.trick_no = 0
+        d.captured = [0, 0, 0, 0]
+        d.tricks_won = [0, 0, 0, 0]
+        d.points = [0, 0, 0, 0]
+        d.played = 0
+        d.played_by = [0, 0, 0, 0]
+        d.excluded = [0, 0, 0, 0]
+        d.hearts_broken = False
+        d.card_vals = d.pos_vals = ()
+        d.force_king = False
+        d.lead_hearts_rule = False
+        d.fantan_lo = [-1] * 4
+        d.fantan_hi = [-1] * 4
+        d.playable = 0
+        d.finished = []
+        d.passes = [0, 0, 0, 0]
+        d.last_trick = None
+        d.history = []
+        d.contract_scores = d.settlement = d.scores = None
+        d.reneged = -1
+        d.split = False
+        d._legal = None
+        if contract is not None:
+            d.declare(contract)
+        return d
+
+    @classmethod
+    def random(cls, rng: np.random.Generator, declarer: int = 0, contract: str | int | None = None,
+               rules: Rules | None = None, **kwargs) -> Deal:  # fmt: skip
+        """A deal with hands shuffled by ``rng`` (R1.4)."""
+        rules = rules or Rules()
+        return cls.from_hands(deal_hands(rng, rules), declarer, contract, rules, **kwargs)
+
+    def clone(self) -> Deal:
+        """An independent copy (cheap: ints are shared, the short lists are copied)."""
+        d = Deal.__new__(Deal)
+        for name in Deal.__slots__:
+            v = getattr(self, name)
+            setattr(d, name, v[:] if type(v) is list else v)
+        return d
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def current_player(self) -> int:
+        """Seat on move, or -1 once the deal is over."""
+        return -1 if self.phase == OVER else self.to_move
+
+    @property
+    def is_over(self) -> bool:
+        """True once the deal is scored."""
+        return self.phase == OVER
+
+    @property
+    def contract_text(self) -> str | None:
+        """The declared contract as ``"no_queens"``, ``"trumps:S"`` or ``"fantan:5"``."""
+        if self.contract is None:
+            return None
+        if self.trump >= 0:
+            return "trumps:" + "CDHS"[self.trump]
+        if self.fantan_rank >= 0:
+            return "fantan:" + "23456789TJQKA"[self.fantan_rank]
+        return self.contract.name
+
+    def legal_card_mask(self) -> int:
+        """Mask of the cards the player on move may play (trick play, R4.1, R4.4, R5.1, R5.4, R5.5;
+        Fantan, R7.2). Cached until the next action."""
+        if self._legal is not None:
+            return self._legal
+        hand = self.hands[self.to_move]
+        if self.phase == FANTAN_PLAY:
+            m = hand & self.playable
+        elif self.phase != PLAY:
+            m = 0
+        elif self.led < 0:  # leading
+            m = hand
+            if self.lead_hearts_rule and not (self.hearts_broken and self.rules.hearts_lead == "until_broken"):
+                nh = hand & _NON_HEARTS
+                if nh:  # R4.1: a heart may be led only when holding only hearts
+                    m = nh
+            if self.trump >= 0 and self.rules.trump_lead == "must_if_able":
+                t = m & SUIT_MASK[self.trump]
+                if t:  # R5.4: a player who can lead a trump must
+                    m = t
+        else:
+            m = self._follow_mask(hand)
+        self._legal = m
+        return m
+
+    def _follow_mask(self, hand: int) -> int:
+        led, trump = self.led, self.trump
+        f = hand & SUIT_MASK[led]
+        if f:  # R5.1: follow suit
+            if led == trump and self.top_trump >= 0 and self.rules.overtrump == "yes":
+                hi = f & above(self.top_trump)
+                if hi:  # R5.5 option overtrump
+                    return hi
+            if self.force_king and led == HEARTS and hand & _KH and self.trick_mask & _AH:
+                return _KH  # R4.4 forced: K♥ must fall under the A♥
+            return f
+        if trump >= 0:
+            t = hand & SUIT_MASK[trump]
+            if t:
+                if self.top_trump < 0:
+                    return t  # R5.5: must trump
+                hi = t & above(self.top_trump)
+                if hi:  # must trump; with overtrump=yes, must beat the trick's trumps
+                    return hi if self.rules.overtrump == "yes" else t
+                return hand  # R5.5: every trump held is below a trump in the trick: free
+        if self.force_king and hand & _KH:
+            return _KH  # R4.4 forced: a void holder of the K♥ must discard it
+        return hand
+
+    def legal_actions(self) -> list[int]:
+        """The legal action ids of the player on move, ascending (the one legality function)."""
+        p = self.phase
+        if p == PLAY:
+            m = self._legal
+            if m is None:
+                m = self.legal_card_mask()
+            t = _SUIT_CARDS
+            return [*t[0][m & 8191], *t[1][m >> 13 & 8191], *t[2][m >> 26 & 8191], *t[3][m >> 39]]
+        if p == FANTAN_PLAY:
+            m = self.legal_card_mask()
+            if not m:
+                return [PASS]  # R7.3
+            out = mask_to_list(m)
+            if self.rules.fantan_pass == "free":
+                out.append(PASS)
+            return out
+        if p == DECLARE:
+            return self._legal_declarations()
+        if p == DOUBLE:
+            seat = self.to_move
+            must = bool(self.must_double >> seat & 1) and seat != self.declarer
+            return legal_doubles(self.rules, seat, self.declarer, self.contract.positive, self.doubles, must)
+        return []
+
+    def _legal_declarations(self) -> list[int]:
+        out = []
+        for name in self.available:
+            if name == "trumps":
+                out.extend(range(TRUMPS_BASE, TRUMPS_BASE + 4))
+            elif name == "fantan":
+                out.extend(FANTAN_BASE + r for r in range(13) if self.deck >> r & 1)
+            else:
+                out.append(DECLARE_BASE + PLAIN_CONTRACTS.index(name))
+        return sorted(out)
+
+    def is_legal(self, action: int) -> bool:
+        """Whether ``action`` is legal for the player on move."""
+        if self.phase in (PLAY, FANTAN_PLAY) and 0 <= action < NUM_CARDS:
+            return bool(self.legal_card_mask() >> action & 1)
+        return action in self.legal_actions()
+
+    def illegal(self, action: object) -> ValueError:
+        """The error for an illegal ``action``: names it and lists the legal actions."""
+        try:
+            what = f"{action_name(int(action))!r} ({int(action)})"  # type: ignore[call-overload]
+        except (TypeError, ValueError):
+            what = repr(action)
+        if self.phase == OVER:
+            return ValueError(f"illegal action {what}: the deal is over")
+        legal = ", ".join(f"{action_name(a)} ({a})" for a in self.legal_actions())
+        return ValueError(
+            f"illegal action {what} for seat {self.to_move} in phase {Phase(self.phase).name}: "
+            f"legal actions are {legal}"
+        )
+
+    # ----------------------------------------------------------------- transitions
+    def apply(self, action: int) -> None:
+        """Apply the action of the player on move; ``ValueError`` naming the legal ones if illegal."""
+        phase = self.phase
+        if phase == PLAY:
+            m = self._legal
+            if m is None:
+                m = self.legal_card_mask()
+            if not (0 <= action < NUM_CARDS and m >> action & 1):
+                raise self.illegal(action)
+            self._play_card(int(action))
+        elif phase == FANTAN_PLAY:
+            if action == PASS:
+                if self.legal_card_mask() and self.rules.fantan_pass == "forced":
+                    raise self.illegal(action)
+                self._fantan_pass()
+            elif 0 <= action < NUM_CARDS and self.legal_card_mask() >> action & 1:
+                self._fantan_card(action)
+            else:
+                raise self.illegal(action)
+        elif phase == DECLARE:
+            if action not in self._legal_declarations():
+                raise self.illegal(action)
+            self.history.append((self.to_move, int(action)))
+            self.declare(int(action))
+        elif phase == DOUBLE:
+            if action not in self.legal_actions():
+                raise self.illegal(action)
+            self._double(int(action))
+        else:
+            raise self.illegal(action)
+
+    def declare(self, contract: str | int | Contract) -> None:
+        """Fix the contract (R3): ``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``, a declare id, or a
+        :class:`Contract` row played without parameter (the R2.4 tie-break deal)."""
+        if self.phase != DECLARE:
+            raise ValueError("the contract is already declared")
+        if isinstance(contract, Contract):
+            name, trump, rank = contract.name, -1, -1
+            self.table = {name: contract}
+        else:
+            name, trump, rank = parse_contract(contract)
+        if name not in self.table:
+            raise ValueError(f"contract {name!r} is not played under these rules: valid are {list(self.table)}")
+        if rank >= 0 and not self.deck >> rank & 1:
+            raise ValueError(f"Fantan rank {'23456789TJQKA'[rank]} is not in the {self.rules.deck_size}-card deck")
+        c = self.table[name]
+        self.contract, self.trump, self.fantan_rank = c, trump, rank
+        self.card_vals = c.card_values()
+        self.pos_vals = c.position_values(self.num_tricks)
+        self.force_king = self.rules.king_discard == "forced" and name == "no_king"
+        self.lead_hearts_rule = c.hearts_lead and self.rules.hearts_lead != "free"
+        self._legal = None
+        if self.rules.doubling == "off":
+            self._start_play()
+        else:
+            self.phase = DOUBLE
+            self.double_step = 0
+            self.to_move = doubling_order(self.declarer)[0]
+
+    def _double(self, action: int) -> None:
+        seat = self.to_move
+        self.history.append((seat, action))
+        self.doubles[seat] = REL_TO_ABS[seat][DOUBLE_SUBSETS[action - DOUBLE_BASE]]
+        self.double_step += 1
+        self._legal = None
+        if self.double_step < 4:
+            self.to_move = doubling_order(self.declarer)[self.double_step]
+            return
+        if self.rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
+            self.split = True  # R6.6: the deal is not played
+            self.contract_scores = split_scores(self.contract.total(self.rules), self.declarer)
+            self.settlement = [0, 0, 0, 0]
+            self.scores = list(self.contract_scores)
+            self.phase = OVER
+            return
+        self._start_play()
+
+    def _start_play(self) -> None:
+        self.to_move = self.leader = self.declarer  # R2.3: the declarer leads / plays first
+        self._legal = None
+        if self.contract.play == FANTAN:
+            self.phase = FANTAN_PLAY
+            r = self.fantan_rank
+            self.playable = sum(1 << (13 * s + r) for s in range(4)) & self.deck
+        else:
+            self.phase = PLAY
+
+    def _play_card(self, c: int) -> None:
+        p = self.to_move
+        bit = 1 << c
+        self.hands[p] ^= bit
+        self.played |= bit
+        self.played_by[p] |= bit
+        self.history.append((p, c))
+        self._legal = None
+        suit = c // 13
+        trump = self.trump
+        trick = self.trick
+        if not trick:  # lead: what the lead rules reveal (R4.1, R5.4)
+            self.leader = self.winner = p
+            self.led = suit
+            self.best = c
+            if suit == HEARTS and self.lead_hearts_rule and not (
+                self.hearts_broken and self.rules.hearts_lead == "until_broken"
+            ):
+                self.excluded[p] |= _NON_HEARTS
+            if trump >= 0:
+                if suit == trump:
+                    self.top_trump = c
+                elif self.rules.trump_lead == "must_if_able":
+                    self.excluded[p] |= SUIT_MASK[trump]
+        else:
+            led = self.led
+            if suit != led or trump >= 0 or self.force_king:
+                self._infer_follow(p, c, suit)
+            best = self.best
+            if (suit == best // 13 and c > best) or (suit == trump and best // 13 != trump):
+                self.best = c  # R5.2
+                self.winner = p
+            if suit == trump and c > self.top_trump:
+                self.top_trump = c
+            if suit == HEARTS and led != HEARTS:
+                self.hearts_broken = True
+        trick.append(c)
+        self.trick_mask |= bit
+        if len(trick) < 4:
+            self.to_move = (p + 1) & 3
+            return
+        # trick complete (R5.2, R5.3)
+        w = self.winner
+        vals = self.card_vals
+        pts = self.contract.per_trick + self.pos_vals[self.trick_no]
+        if vals:
+            pts += vals[trick[0]] + vals[trick[1]] + vals[trick[2]] + vals[trick[3]]
+        self.points[w] += pts
+        captured = self.captured
+        captured[w] |= self.trick_mask
+        self.tricks_won[w] += 1
+        self.trick_no += 1
+        self.last_trick = (self.leader, trick, w)
+        self.trick = []
+        self.trick_mask = 0
+        self.led = self.best = self.winner = self.top_trump = -1
+        self.leader = self.to_move = w
+        end = self.contract.end_when_captured
+        if self.trick_no == self.num_tricks or (
+            end and (captured[0] | captured[1] | captured[2] | captured[3]) & end == end
+        ):  # R4.2 / R4.3 early ends
+            self._finish()
+
+    def _infer_follow(self, p: int, c: int, suit: int) -> None:
+        """Record what a follower's card proves they do not hold (R5.1, R5.5, R4.4)."""
+        led, trump, top = self.led, self.trump, self.top_trump
+        ex = 0
+        if suit != led:
+            ex = SUIT_MASK[led]
+            if trump >= 0 and suit != trump:
+                ex |= SUIT_MASK[trump] if top < 0 else above(top)
+            if self.force_king and c != KING_OF_HEARTS:
+                ex |= _KH
+        elif self.force_king and led == HEARTS and self.trick_mask & _AH and c != KING_OF_HEARTS:
+            ex = _KH
+        if suit == trump and top >= 0 and c < top and self.rules.overtrump == "yes":
+            ex |= above(top)
+        if ex:
+            self.excluded[p] |= ex
+
+    def _fantan_card(self, c: int) -> None:
+        p = self.to_move
+        bit = 1 << c
+        self.hands[p] ^= bit
+        self.played |= bit
+        self.played_by[p] |= bit
+        self.history.append((p, c))
+        self._legal = None
+        s, r = divmod(c, 13)
+        pl = self.playable & ~bit
+        lo_ok = r > 0 and self.deck >> (c - 1) & 1
+        hi_ok = r < ACE
+        if self.fantan_lo[s] < 0:  # R7.2: the starting card opens its suit both ways
+            self.fantan_lo[s] = self.fantan_hi[s] = r
+            if lo_ok:
+                pl |= bit >> 1
+            if hi_ok:
+                pl |= bit << 1
+        elif r < self.fantan_lo[s]:
+            self.fantan_lo[s] = r
+            if lo_ok:
+                pl |= bit >> 1
+        else:
+            self.fantan_hi[s] = r
+            if hi_ok:
+                pl |= bit << 1
+        self.playable = pl
+        if not self.hands[p]:
+            self.finished.append(p)
+            if len(self.finished) == 3:  # R7.4
+                self.finished.append(next(s for s in range(4) if s not in self.finished))
+                self._finish()
+                return
+        if r == ACE and self.rules.ace_plays_again and self.hands[p]:
+            return  # R7.5: the same player goes again
+        self._next_fantan_player(p)
+
+    def _fantan_pass(self) -> None:
+        p = self.to_move
+        self.history.append((p, PASS))
+        self.passes[p] += 1
+        if self.rules.fantan_pass == "forced":  # R7.3: a pass proves no playable card
+            self.excluded[p] |= self.playable
+        self._legal = None
+        self._next_fantan_player(p)
+
+    def _next_fantan_player(self, p: int) -> None:
+        q = (p + 1) & 3
+        while not self.hands[q]:  # R7.4: players out are skipped
+            q = (q + 1) & 3
+        self.to_move = q
+
+    def _finish(self) -> None:
+        c = self.contract
+        if c.play == FANTAN:
+            scores = [0, 0, 0, 0]
+            for place, seat in enumerate(self.finished):
+                scores[seat] = c.fantan_points[place]
+        else:
+            scores = list(self.points)
+            if c.ravage:
+                for s, v in enumerate(ravage_scores(self.captured, c.ravage)):
+                    scores[s] += v
+        self.contract_scores = scores
+        self.settlement = settlement(scores, self.doubles)
+        self.scores = [a + b for a, b in zip(scores, self.settlement)]
+        self.phase = OVER
+        self._legal = None
+
+    def renege(self, seat: int) -> None:
+        """R8.2 penalty: ``seat`` loses the absolute contract total, no one else scores, doubles are
+        not settled and the deal ends (the contract counts as played)."""
+        if self.contract is None or self.phase == OVER:
+            raise ValueError("a renege penalty applies only to a declared deal in play")
+        total = abs(self.contract.total(self.rules))
+        self.contract_scores = [-total if s == seat else 0 for s in range(4)]
+        self.settlement = [0, 0, 0, 0]
+        self.scores = list(self.contract_scores)
+        self.reneged = seat
+        self.phase = OVER
+        self._legal = None
+
+    # ----------------------------------------------------------------- display
+    def __repr__(self) -> str:
+        return (
+            f"Deal(contract={self.contract_text!r}, declarer={self.declarer}, phase={Phase(self.phase).name}, "
+            f"to_move={self.current_player}, trick={[format_card(c) for c in self.trick]})"
+        )
+
+
+__all__ = ["Deal", "Phase", "contract_name", "deal_hands", "mask_to_list", "parse_contract", "validate_hands"]

@@ -1,0 +1,72 @@
+"""Doubling (RULES.md R6): who may double whom, the R6.4 obligation in the mask, and settlement.
+
+Doubles are stored per seat as a bitmask of the absolute seats that seat doubled. Decisions are
+taken in the order left of declarer, across, right, declarer (R6.1).
+"""
+
+from __future__ import annotations
+
+from ..actions import DOUBLE_OF_SUBSET, DOUBLE_SUBSETS
+from ..rules import Rules
+
+#: ``REL_TO_ABS[seat][m]``: absolute-seat mask of relative subset ``m`` (bit 0 left, 1 across, 2 right).
+REL_TO_ABS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(1 << ((seat + 1 + i) % 4) for i in range(3) if m >> i & 1) for m in range(8))
+    for seat in range(4)
+)
+
+
+def doubling_order(declarer: int) -> tuple[int, int, int, int]:
+    """R6.1: left of the declarer first, the declarer last."""
+    return ((declarer + 1) % 4, (declarer + 2) % 4, (declarer + 3) % 4, declarer)
+
+
+def legal_doubles(
+    rules: Rules, seat: int, declarer: int, positive: bool, doubles: list[int], must_double: bool
+) -> list[int]:
+    """Legal ``double:*`` action ids for ``seat`` (R6.2, R6.3, R6.4, R6.7), in action-id order."""
+    bit_d = 1 << declarer
+    if seat == declarer:
+        doubled_me = sum(1 << s for s in range(4) if s != seat and doubles[s] & bit_d)
+        if rules.doubling == "declarer_only":  # R6.7: redouble all who doubled, or none
+            allowed_sets = {0, doubled_me}
+        else:
+            allowed_sets = None
+        allowed = doubled_me
+    else:
+        allowed = bit_d if (positive or rules.doubling == "declarer_only") else 0b1111 & ~(1 << seat)
+        allowed_sets = None
+    out = []
+    for m in DOUBLE_SUBSETS:
+        targets = REL_TO_ABS[seat][m]
+        if targets & ~allowed:
+            continue
+        if allowed_sets is not None and targets not in allowed_sets:
+            continue
+        if must_double and not targets & bit_d:  # R6.4: the obligation is due now
+            continue
+        out.append(DOUBLE_OF_SUBSET[m])
+    return out
+
+
+def settlement(scores: list[int], doubles: list[int]) -> list[int]:
+    """R6.5: for each pair, k directions doubled times the score difference, to the higher scorer."""
+    n = len(scores)
+    out = [0] * n
+    for i in range(n):
+        for j in range(i + 1, n):
+            k = (doubles[i] >> j & 1) + (doubles[j] >> i & 1)
+            if k and scores[i] != scores[j]:
+                d = k * abs(scores[i] - scores[j])
+                hi, lo = (i, j) if scores[i] > scores[j] else (j, i)
+                out[hi] += d
+                out[lo] -= d
+    return out
+
+
+def split_scores(total: int, declarer: int) -> list[int]:
+    """R6.6 ``split``: each non-declarer scores floor(total / 3), the declarer the remainder."""
+    share = total // 3
+    out = [share] * 4
+    out[declarer] = total - 3 * share
+    return out

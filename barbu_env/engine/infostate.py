@@ -1,0 +1,131 @@
+"""What one seat knows, and sampling the hidden cards consistently with it (for search agents).
+
+An :class:`InfoState` is the seat's own hand plus the public record: contract, declarer, doubles,
+every action with its seat, the current trick, the hand sizes, and per seat the cards it has
+publicly shown it cannot hold (``Deal.excluded``: voids, trump duties, heart leads, forced passes).
+It never holds another seat's hidden cards.
+
+:func:`sample_hidden` deals the unseen cards to the other seats so that every seat gets its hand
+size and no seat gets a card it has shown it cannot hold. Cards are placed one by one; before each
+placement, Hall's condition over the 8 subsets of the three hidden seats checks that the rest can
+still be placed, so sampling never fails on a consistent state. Each card goes to an allowed seat
+with probability proportional to that seat's free places (close to uniform, not exactly uniform
+over all consistent deals).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .deal import Deal
+
+
+@dataclass(frozen=True)
+class InfoState:
+    """The information of ``seat``: own hand and public history, never another seat's cards."""
+
+    seat: int
+    hand: int  # own cards, bitmask
+    contract: str | None
+    declarer: int
+    phase: int
+    to_move: int
+    history: tuple[tuple[int, int], ...]  # (seat, action) for every action so far (all public)
+    trick: tuple[int, ...]  # cards of the current trick, in play order
+    leader: int
+    hand_sizes: tuple[int, ...]
+    played: int  # every card played so far
+    excluded: tuple[int, ...]  # per seat: cards it has shown it cannot hold
+    doubles: tuple[int, ...]  # per seat: the seats it doubled
+    available: tuple[str, ...]  # contracts the declarer may still choose
+    must_double: int
+    #: The deal as this seat sees it: other seats' hands emptied (rebuilt by :meth:`sample`).
+    view: Deal = field(compare=False, repr=False)
+
+    @classmethod
+    def of(cls, deal: Deal, seat: int) -> InfoState:
+        """The information state of ``seat`` in ``deal``."""
+        view = deal.clone()
+        view.hands = [h if s == seat else 0 for s, h in enumerate(deal.hands)]
+        view._legal = None
+        return cls(
+            seat, deal.hands[seat], deal.contract_text, deal.declarer, deal.phase, deal.current_player,
+            tuple(deal.history), tuple(deal.trick), deal.leader, tuple(h.bit_count() for h in deal.hands),
+            deal.played, tuple(deal.excluded), tuple(deal.doubles), tuple(deal.available), deal.must_double,
+            view,
+        )  # fmt: skip
+
+    def sample(self, rng: np.random.Generator) -> Deal:
+        """A full deal consistent with this information (see :func:`sample_hidden`)."""
+        return sample_hidden(self.view, self.seat, rng, self.hand_sizes)
+
+    def unseen(self, deck: int) -> int:
+        """Cards of ``deck`` that this seat has not seen: not in its hand and not played."""
+        return deck & ~self.hand & ~self.played
+
+
+def _feasible(counts: list[int], caps: list[int]) -> bool:
+    """Hall's condition: for every subset S of the 3 hidden seats, the cards allowed only in S fit."""
+    for s in range(1, 8):
+        need = 0
+        for t in range(1, 8):
+            if t & ~s == 0:
+                need += counts[t]
+        cap = (caps[0] if s & 1 else 0) + (caps[1] if s & 2 else 0) + (caps[2] if s & 4 else 0)
+        if need > cap:
+            return False
+    return counts[0] == 0
+
+
+def sample_hidden(
+    deal: Deal, seat: int, rng: np.random.Generator, hand_sizes: tuple[int, ...] | None = None
+) -> Deal:
+    """A clone of ``deal`` whose other seats' hands are re-dealt consistently with what ``seat`` knows.
+
+    Uses only ``seat``'s information (own hand, hand sizes, played cards, ``excluded``); the other
+    hands of ``deal`` are ignored except for their sizes when ``hand_sizes`` is not given. Raises
+    ``ValueError`` if no consistent deal exists (which cannot happen for a state reached by play).
+    """
+    others = [s for s in range(4) if s != seat]
+    unseen = deal.deck & ~deal.hands[seat] & ~deal.played
+    sizes = hand_sizes if hand_sizes is not None else [h.bit_count() for h in deal.hands]
+    caps = [sizes[s] for s in others]
+    cards = []
+    while unseen:
+        low = unseen & -unseen
+        cards.append(low.bit_length() - 1)
+        unseen ^= low
+    if len(cards) != sum(caps):
+        raise ValueError("inconsistent state: unseen cards do not match the hidden hand sizes")
+    allowed_of = []
+    counts = [0] * 8
+    for c in cards:
+        t = sum(1 << i for i, s in enumerate(others) if not deal.excluded[s] >> c & 1)
+        allowed_of.append(t)
+        counts[t] += 1
+    if not _feasible(counts, caps):
+        raise ValueError(f"no deal of the hidden cards is consistent with seat {seat}'s information")
+    order = rng.permutation(len(cards))
+    hands = [0, 0, 0, 0]
+    hands[seat] = deal.hands[seat]
+    for idx in order:
+        c, t = cards[idx], allowed_of[idx]
+        counts[t] -= 1
+        choices = [i for i in range(3) if t >> i & 1 and caps[i] > 0]
+        weights = np.array([caps[i] for i in choices], dtype=float)
+        picks = rng.choice(len(choices), size=len(choices), replace=False, p=weights / weights.sum())
+        for j in picks:
+            i = choices[j]
+            caps[i] -= 1
+            if _feasible(counts, caps):
+                hands[others[i]] |= 1 << c
+                break
+            caps[i] += 1
+        else:  # unreachable when the state was feasible before this card
+            raise ValueError("hidden-card sampling failed")
+    clone = deal.clone()
+    clone.hands = hands
+    clone._legal = None
+    return clone

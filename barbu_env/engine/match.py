@@ -1,0 +1,198 @@
+"""A match of classic Barbu (RULES.md R2, R6.4, R8.3): the declarer schedule, each declarer's unused
+contracts, the doubling obligation, running totals and the tie-breaks.
+
+The schedule is data: :meth:`Match.declarer_of` maps a deal number to its declarer, and the
+contracts each declarer owes are the rows of the contract table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..contracts import EXTRA_DEAL, contract_table
+from ..rules import Rules
+from .deal import Deal, deal_hands, validate_hands
+
+#: R2.4 ``extra_deals``: most tie-break deals played before a tie is left standing.
+MAX_EXTRA_DEALS = 10
+#: R6.4: how many times each other player must double each declarer.
+OBLIGATION = 2
+
+
+@dataclass(frozen=True)
+class DealRecord:
+    """What a finished deal left in the score sheet."""
+
+    number: int  # 0-based deal number in the match
+    declarer: int
+    contract: str  # as "no_queens", "trumps:S", "fantan:5" or "extra_deal"
+    doubles: tuple[int, ...]  # per seat, mask of the seats it doubled
+    contract_scores: tuple[int, ...]
+    settlement: tuple[int, ...]
+    scores: tuple[int, ...]
+
+
+class Match:
+    """A whole match. ``rng`` shuffles every deal; ``hands``/``contract`` may fix the first deal."""
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        rng: np.random.Generator | int | None = None,
+        first_declarer: int = 0,
+        hands: Sequence[Sequence[str | int]] | None = None,
+        contract: str | None = None,
+    ) -> None:
+        self.rules = rules or Rules()
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        if not (isinstance(first_declarer, int) and 0 <= first_declarer < 4):
+            raise ValueError(f"bad first declarer {first_declarer!r}: expected a seat 0..3")
+        self.first_declarer = first_declarer
+        self.table = contract_table(self.rules)
+        self.per_declarer = len(self.table)
+        self.num_deals = 4 * self.per_declarer  # R2.1 / R9.2 / R10.2
+        self.used: list[list[str]] = [[], [], [], []]
+        #: ``doubled[d][s]``: times seat s doubled declarer d in d's deals (R6.4).
+        self.doubled = [[0] * 4 for _ in range(4)]
+        self.totals = [0, 0, 0, 0]
+        self.records: list[DealRecord] = []
+        self.deal_no = 0
+        self.extra_deals = 0
+        self.winners: list[int] | None = None
+        first_hands = validate_hands(hands, self.rules) if hands is not None else None
+        self.deal = self._new_deal(first_hands, contract)
+
+    # ----------------------------------------------------------------- schedule
+    def declarer_of(self, k: int) -> int:
+        """Declarer of deal ``k`` (0-based), R2.2 ``blocks`` or ``rotate``."""
+        if self.rules.schedule == "rotate":
+            return (self.first_declarer + k) % 4
+        return (self.first_declarer + k // self.per_declarer) % 4
+
+    def deals_left_of(self, declarer: int, from_deal: int) -> int:
+        """Deals of ``declarer`` from deal ``from_deal`` (included) to the end of the match."""
+        return sum(1 for k in range(from_deal, self.num_deals) if self.declarer_of(k) == declarer)
+
+    def obligation_due(self, declarer: int, from_deal: int) -> int:
+        """R6.4: seat mask of players who must double ``declarer`` in deal ``from_deal``."""
+        if self.rules.doubling == "off":
+            return 0
+        left = self.deals_left_of(declarer, from_deal)
+        due = 0
+        for s in range(4):
+            owed = OBLIGATION - self.doubled[declarer][s]
+            if s != declarer and owed > 0 and owed >= left:
+                due |= 1 << s
+        return due
+
+    def outstanding(self, declarer: int) -> list[int]:
+        """Doubles each seat still owes ``declarer`` (0 for the declarer itself)."""
+        if self.rules.doubling == "off":
+            return [0, 0, 0, 0]
+        return [0 if s == declarer else max(0, OBLIGATION - self.doubled[declarer][s]) for s in range(4)]
+
+    def remaining_contracts(self, seat: int) -> list[str]:
+        """Contracts ``seat`` has not yet declared, in table order (R3.1)."""
+        return [n for n in self.table if n not in self.used[seat]]
+
+    def _new_deal(self, hands: list[int] | None = None, contract: str | None = None) -> Deal:
+        k = self.deal_no
+        if hands is None:
+            hands = deal_hands(self.rng, self.rules)
+        if k >= self.num_deals:  # R2.4 extra_deals: no declaration, no doubling
+            declarer = min(range(4), key=lambda s: (self.totals[s], s))
+            rules = self.rules.replace(doubling="off", undoubled_negative="play")
+            return Deal.from_hands(hands, declarer, EXTRA_DEAL, rules, available=())
+        d = self.declarer_of(k)
+        available = self.remaining_contracts(d)
+        if contract is not None:
+            name = contract.split(":")[0]
+            if name not in available:
+                raise ValueError(f"contract {contract!r} is not available to seat {d}: choose from {available}")
+        return Deal.from_hands(hands, d, contract, self.rules, available=available,
+                               must_double=self.obligation_due(d, k), table=self.table)  # fmt: skip
+
+    # ----------------------------------------------------------------- play
+    @property
+    def is_over(self) -> bool:
+        """True once the last deal (and any tie-break deal) is scored."""
+        return self.winners is not None
+
+    @property
+    def current_player(self) -> int:
+        """Seat on move, or -1 once the match is over."""
+        return -1 if self.is_over else self.deal.current_player
+
+    def legal_actions(self) -> list[int]:
+        """Legal actions of the player on move (the deal's, with R3.1 and R6.4 built in)."""
+        return [] if self.is_over else self.deal.legal_actions()
+
+    def apply(self, action: int) -> DealRecord | None:
+        """Apply an action; returns the deal's record when it ended that deal."""
+        if self.is_over:
+            raise ValueError("the match is over: no action is legal")
+        self.deal.apply(action)
+        return self.end_deal() if self.deal.is_over else None
+
+    def end_deal(self) -> DealRecord:
+        """Score the finished current deal into the totals and start the next one (or end the match).
+        Called by :meth:`apply`; call it yourself after :meth:`Deal.renege`."""
+        deal = self.deal
+        if not deal.is_over:
+            raise ValueError("the current deal is not over")
+        rec = DealRecord(
+            self.deal_no,
+            deal.declarer,
+            deal.contract_text,
+            tuple(deal.doubles),
+            tuple(deal.contract_scores),
+            tuple(deal.settlement),
+            tuple(deal.scores),
+        )
+        self.records.append(rec)
+        if self.deal_no < self.num_deals:
+            self.used[deal.declarer].append(deal.contract.name)
+            for s in range(4):
+                if s != deal.declarer and deal.doubles[s] >> deal.declarer & 1:
+                    self.doubled[deal.declarer][s] += 1
+        else:
+            self.extra_deals += 1
+        for s in range(4):
+            self.totals[s] += deal.scores[s]
+        self.deal_no += 1
+        if self.deal_no >= self.num_deals and not self._needs_extra_deal():
+            self.winners = self._decide_winners()
+        else:
+            self.deal = self._new_deal()
+        return rec
+
+    def _needs_extra_deal(self) -> bool:
+        top = max(self.totals)
+        tied = sum(1 for t in self.totals if t == top) > 1
+        return self.rules.tiebreak == "extra_deals" and tied and self.extra_deals < MAX_EXTRA_DEALS
+
+    def _decide_winners(self) -> list[int]:
+        """R2.4: highest total wins; ``first_declarer`` breaks ties by declaring order."""
+        top = max(self.totals)
+        tied = [s for s in range(4) if self.totals[s] == top]
+        if len(tied) > 1 and self.rules.tiebreak == "first_declarer":
+            first_deal = {s: next(k for k in range(self.num_deals) if self.declarer_of(k) == s) for s in tied}
+            return [min(tied, key=first_deal.__getitem__)]
+        return tied
+
+    def clone(self) -> Match:
+        """An independent copy (the RNG state is copied too)."""
+        m = Match.__new__(Match)
+        m.__dict__.update(self.__dict__)
+        m.rng = np.random.Generator(type(self.rng.bit_generator)())
+        m.rng.bit_generator.state = self.rng.bit_generator.state
+        m.used = [u[:] for u in self.used]
+        m.doubled = [d[:] for d in self.doubled]
+        m.totals = self.totals[:]
+        m.records = self.records[:]
+        m.winners = None if self.winners is None else self.winners[:]
+        m.deal = self.deal.clone()
+        return m

@@ -1,0 +1,145 @@
+"""Rule options: one frozen dataclass holding every option of RULES.md, with presets.
+
+``Rules()`` is classic Barbu with every documented default. Presets live as YAML files under
+``configs/rules/`` (``classic``, ``ravage_city``, ``basic52``, ``basic32``, …) and are loaded with
+:func:`load_rules`; unknown keys and values are errors that list the valid ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+#: Allowed values of each string option.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "schedule": ("blocks", "rotate"),
+    "tiebreak": ("none", "first_declarer", "extra_deals"),
+    "hearts_lead": ("only_hearts_left", "until_broken", "free"),
+    "king_discard": ("free", "forced"),
+    "trump_lead": ("must_if_able", "free"),
+    "overtrump": ("no", "yes"),
+    "doubling": ("classic", "declarer_only", "off"),
+    "undoubled_negative": ("play", "split"),
+    "fantan_pass": ("forced", "free"),
+    "scoring": ("classic", "basic52", "basic32"),
+}
+BOOL_OPTIONS = ("ace_plays_again", "ravage_city", "salad")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every option of RULES.md; the defaults are classic Barbu (seeds 000/004)."""
+
+    schedule: str = "blocks"  # R2.2: "blocks" (7 deals per declarer in a row) or "rotate"
+    tiebreak: str = "none"  # R2.4: "none", "first_declarer" or "extra_deals"
+    hearts_lead: str = "only_hearts_left"  # R4.1: "only_hearts_left", "until_broken" or "free"
+    king_discard: str = "free"  # R4.4: "free" or "forced" (Spanish rules)
+    trump_lead: str = "must_if_able"  # R5.4: "must_if_able" or "free"
+    overtrump: str = "no"  # R5.5: "no" or "yes" (must beat every trump in the trick if able)
+    doubling: str = "classic"  # R6.7: "classic", "declarer_only" or "off"
+    undoubled_negative: str = "play"  # R6.6: "play" or "split" (undoubled negative deal not played)
+    fantan_pass: str = "forced"  # R7.3: "forced" (pass only with no playable card) or "free"
+    ace_plays_again: bool = False  # R7.5: playing an ace in Fantan gives another turn
+    ravage_city: bool = False  # R9: the eighth contract; 32 deals; No King -16, Fantan 55/30/10/-10
+    scoring: str = "classic"  # R10.1: "classic" (R4), "basic52" or "basic32" (32-card deck)
+    salad: bool = False  # R10.2: the Salad contract (No tricks+hearts+queens+King in one deal)
+
+    def __post_init__(self) -> None:
+        for name, allowed in CHOICES.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) and name == "overtrump":
+                object.__setattr__(self, name, "yes" if value else "no")
+            elif value not in allowed:
+                raise ValueError(f"bad value {value!r} for rule option {name!r}: expected one of {allowed}")
+        for name in BOOL_OPTIONS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"bad value {getattr(self, name)!r} for rule option {name!r}: expected true or false")
+        if self.undoubled_negative == "split" and self.doubling == "off":
+            raise ValueError(
+                "undoubled_negative='split' needs a doubling phase: with doubling='off' no negative "
+                "deal could ever be played (use undoubled_negative='play')"
+            )
+
+    @property
+    def deck_size(self) -> int:
+        """52, or 32 for the ``basic32`` scoring preset (R10.1)."""
+        return 32 if self.scoring == "basic32" else 52
+
+    @property
+    def hand_size(self) -> int:
+        """Cards per player and tricks per deal: 13, or 8 with 32 cards."""
+        return self.deck_size // 4
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some options changed (validated)."""
+        check_keys(changes)
+        return dataclasses.replace(self, **changes)
+
+
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))
+PRESET_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
+#: Built-in presets, kept identical to the YAML files of ``configs/rules/`` (a test checks it), so
+#: that an installed package without the repository's ``configs/`` still knows them.
+PRESETS: dict[str, dict[str, Any]] = {
+    "classic": {},
+    "ravage_city": {"ravage_city": True},
+    "basic52": {"scoring": "basic52"},
+    "basic32": {"scoring": "basic32"},
+    "salad": {"salad": True},
+    "rotate": {"schedule": "rotate"},
+    "spanish": {"king_discard": "forced"},
+    "online": {"overtrump": "yes", "hearts_lead": "until_broken", "ace_plays_again": True, "salad": True},
+}
+
+
+def check_keys(options: dict[str, Any]) -> None:
+    """Raise ``ValueError`` naming any key that is not a rule option."""
+    unknown = sorted(set(options) - set(OPTION_NAMES))
+    if unknown:
+        raise ValueError(f"unknown rule option(s) {unknown}: valid options are {list(OPTION_NAMES)}")
+
+
+def rules_from_dict(options: dict[str, Any]) -> Rules:
+    """Rules from a mapping of option names to values; unknown keys are errors."""
+    if not isinstance(options, dict):
+        raise ValueError(f"rule options must be a mapping of option names to values, got {type(options).__name__}")
+    check_keys(options)
+    return Rules(**options)
+
+
+def load_rules(spec: str | Path | dict[str, Any] | Rules | None = None, **overrides: Any) -> Rules:
+    """Rules from a preset name, a YAML file path, a mapping or a ``Rules``, with keyword overrides."""
+    if spec is None:
+        base = Rules()
+    elif isinstance(spec, Rules):
+        base = spec
+    elif isinstance(spec, dict):
+        base = rules_from_dict(spec)
+    elif isinstance(spec, (str, Path)) and str(spec) in PRESETS:
+        base = rules_from_dict(dict(PRESETS[str(spec)]))
+    elif isinstance(spec, (str, Path)) and (str(spec).endswith((".yaml", ".yml")) or Path(spec).exists()):
+        base = rules_from_dict(_read_yaml(Path(spec)))
+    else:
+        raise ValueError(
+            f"unknown rules {spec!r}: expected a preset name {sorted(PRESETS)}, a YAML file path, "
+            "a mapping of options or a Rules object"
+        )
+    return base.replace(**overrides) if overrides else base
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    if not path.is_file():
+        raise ValueError(f"rules file {str(path)!r} not found")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ValueError(f"rules file {str(path)!r} is not valid YAML: {e}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"rules file {str(path)!r} must hold a mapping of option names to values")
+    return data
