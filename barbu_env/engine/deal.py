@@ -12,6 +12,7 @@ passes). The hidden-card sampler of :mod:`barbu_env.engine.infostate` reads it.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from enum import IntEnum
 
@@ -115,10 +116,11 @@ def validate_hands(hands: Sequence[Sequence[str | int] | str], rules: Rules) -> 
 def deal_hands(rng: np.random.Generator, rules: Rules) -> list[int]:
     """Shuffle the deck with ``rng`` and deal ``rules.hand_size`` cards to each seat (R1.4)."""
     cards = _DECK_IDS[rules.deck_size]
-    bits = np.left_shift(np.uint64(1), cards[rng.permutation(len(cards))])
-    return [int(x) for x in np.bitwise_or.reduce(bits.reshape(4, -1), axis=1)]
+    bits = np.left_shift(_ONE, cards[rng.permutation(len(cards))]).reshape(4, -1)
+    return np.bitwise_or.reduce(bits, axis=1).tolist()
 
 
+_ONE = np.uint64(1)
 _DECK_IDS = {n: np.array(cards_of(deck_mask(n)), dtype=np.uint64) for n in (52, 32)}
 
 
@@ -359,6 +361,10 @@ class Deal:
     # ----------------------------------------------------------------- transitions
     def apply(self, action: int) -> None:
         """Apply the action of the player on move; ``ValueError`` naming the legal ones if illegal."""
+        try:
+            action = operator.index(action)  # numpy integers of any dtype -> int (bit shifts on masks)
+        except TypeError:
+            raise self.illegal(action) from None
         phase = self.phase
         if phase == PLAY:
             m = self._legal
@@ -470,7 +476,7 @@ class Deal:
                     self.excluded[p] |= SUIT_MASK[trump]
         else:
             led = self.led
-            if suit != led or trump >= 0 or self.force_king:
+            if suit != led or self.force_king or (suit == trump and self.top_trump > c):
                 self._infer_follow(p, c, suit)
             best = self.best
             if (suit == best // 13 and c > best) or (suit == trump and best // 13 != trump):
