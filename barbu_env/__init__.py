@@ -3,11 +3,26 @@
 from .actions import NUM_ACTIONS, action_id, action_name
 from .cards import format_card, parse_card, parse_cards
 from .engine import Deal, InfoState, Match, Phase, sample_hidden
+from .env import env, raw_env
 from .rules import Rules, load_rules
 
 __version__ = "0.1.0"
 
+#: PettingZoo registry id: ``pettingzoo.make("aec", "barbu/barbu-v0", **kwargs)`` after ``import barbu_env``.
+ENV_ID = "barbu/barbu-v0"
+
+
+def _register() -> None:
+    import pettingzoo
+
+    register = getattr(pettingzoo, "register", None)  # PettingZoo >= 1.27 has a registry
+    if register is not None and ENV_ID not in getattr(pettingzoo, "aec_registry", {}):
+        register("aec", ENV_ID, entry_point="barbu_env.env:env")
+
+
+_register()
+
 __all__ = [
-    "NUM_ACTIONS", "Deal", "InfoState", "Match", "Phase", "Rules", "__version__", "action_id",
-    "action_name", "format_card", "load_rules", "parse_card", "parse_cards", "sample_hidden",
+    "ENV_ID", "NUM_ACTIONS", "Deal", "InfoState", "Match", "Phase", "Rules", "__version__", "action_id",
+    "action_name", "env", "format_card", "load_rules", "parse_card", "parse_cards", "raw_env", "sample_hidden",
 ]  # fmt: skip

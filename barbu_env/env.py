@@ -1,0 +1,405 @@
+"""Barbu as a PettingZoo AEC environment (``barbu_v0``): a thin adapter over the engine (RULES.md R1–R9).
+
+``env(**kwargs)`` is ``raw_env(**kwargs)`` wrapped in PettingZoo's ``AssertOutOfBoundsWrapper`` and
+``OrderEnforcingWrapper``. Agents ``player_0``..``player_3`` sit in seats 0..3 (R1.3).
+
+Keyword arguments (anything else is a ``ValueError`` that lists the valid names):
+
+- ``mode``: ``"match"`` (default, a whole match: R2) or ``"deal"`` (one deal per episode).
+- ``contract``: deal mode only — fixes the contract (``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``)
+  and skips the declaration; ``None`` (default) lets the declarer choose (R3).
+- ``declarer``: deal mode: the declarer (seat 0..3 or ``"random"``, default 0); match mode: the first
+  declarer (R2.2).
+- ``rules``: a preset name, YAML path, mapping or ``Rules``; every RULES.md option may also be given as
+  a keyword (``doubling="off"``, ``ravage_city=True``) and overrides it (``rules.load_rules``).
+- ``reward_scale`` (default 1.0): rewards are raw points times this.
+- ``illegal_action``: ``"raise"`` (default, ``ValueError`` naming the legal actions), ``"renege"``
+  (R8.2 penalty, see :meth:`raw_env.step`) or ``"terminate"`` (the offender gets
+  ``-illegal_penalty * reward_scale``, the others 0, and the episode ends for all).
+- ``illegal_penalty`` (default 100.0 points): the ``"terminate"`` penalty; larger than any usual deal
+  loss so that an illegal move never pays.
+- ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text) or ``"human"`` (prints it);
+  ``render_hands``: ``"current"`` (default, only the seat on move), ``"all"`` or ``"none"``.
+
+Rewards: when a deal ends every seat is credited that deal's score (contract + settlement, R8.1), so an
+agent's rewards over an episode sum to its match total (R8.3) or its deal score. All other steps give 0.
+
+Reset options (``env.reset(seed, options)``) for the first deal of the episode:
+
+- ``"hands"``: 4 lists of card strings or ids (seat order); ``"contract"``: as the ``contract`` kwarg
+  (in match mode it must be one the first declarer may choose);
+- ``"declarer"``: deal mode: the declarer; match mode: the first declarer (alias of
+  ``"first_declarer"``; giving both with different values is an error). A seat 0..3 or ``"random"``
+  (drawn from the env's RNG before the shuffle).
+- Unknown keys are ignored with a warning (PettingZoo's ``api_test`` passes a dummy option).
+
+The RNG is ``np.random.default_rng(seed)`` when ``seed`` is given; ``reset()`` without a seed keeps
+drawing from the current stream (a fresh unseeded one on the first reset).
+
+Observations are ``{"observation": float32[OBS_SIZE], "action_mask": int8[87]}`` seat-relative, laid
+out by :mod:`barbu_env.observation` (``encode``); the mask is all zeros for agents not on move and is
+built from ``Deal.legal_actions()``. Arrays handed out are never modified afterwards by the env.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .actions import NUM_ACTIONS, PASS
+from .contracts import contract_table
+from .engine.deal import Deal, Phase, deal_hands
+from .engine.infostate import InfoState
+from .engine.match import Match
+from .observation import (
+    _ZERO_MATCH,
+    OBS_SIZE,
+    assemble,
+    deal_bits,
+    deal_numeric,
+    match_bits,
+    match_numeric,
+    observation_bounds,
+)
+from .render import HAND_CHOICES, render_text
+from .rules import OPTION_NAMES, Rules, load_rules
+
+MODES = ("match", "deal")
+ILLEGAL_MODES = ("raise", "renege", "terminate")
+ENV_OPTIONS = (
+    "mode", "contract", "declarer", "rules", "reward_scale", "illegal_action", "illegal_penalty",
+    "render_mode", "render_hands",
+)  # fmt: skip
+RESET_OPTIONS = ("hands", "contract", "declarer", "first_declarer")
+AGENTS = tuple(f"player_{i}" for i in range(4))
+_OVER = int(Phase.OVER)
+_PLAY = int(Phase.PLAY)
+_FANTAN = int(Phase.FANTAN)
+_DECLARE = int(Phase.DECLARE)
+_NBYTES_MASK = (NUM_ACTIONS + 7) // 8
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Barbu AEC environment with PettingZoo's standard wrappers (see the module docstring)."""
+    e: AECEnv = raw_env(**kwargs)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+def _check_seat(value: Any, what: str) -> int | str:
+    if value == "random" and isinstance(value, str):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= int(value) < 4:
+        return int(value)
+    raise ValueError(f"bad {what} {value!r}: expected a seat 0..3 or 'random'")
+
+
+class raw_env(AECEnv):
+    """Barbu, one match or one deal per episode (see the module docstring for every option)."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "barbu_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1,
+    }  # fmt: skip
+
+    def __init__(
+        self,
+        mode: str = "match",
+        contract: str | None = None,
+        declarer: int | str = 0,
+        rules: str | dict | Rules | None = None,
+        reward_scale: float = 1.0,
+        illegal_action: str = "raise",
+        illegal_penalty: float = 100.0,
+        render_mode: str | None = None,
+        render_hands: str = "current",
+        **rule_options: Any,
+    ) -> None:
+        super().__init__()
+        unknown = sorted(k for k in rule_options if k not in OPTION_NAMES)
+        if unknown:
+            raise ValueError(
+                f"unknown keyword argument(s) {unknown}: valid are the env options {list(ENV_OPTIONS)} "
+                f"and the rule options {list(OPTION_NAMES)}"
+            )
+        if mode not in MODES:
+            raise ValueError(f"bad mode {mode!r}: expected one of {MODES}")
+        if illegal_action not in ILLEGAL_MODES:
+            raise ValueError(f"bad illegal_action {illegal_action!r}: expected one of {ILLEGAL_MODES}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            modes = self.metadata["render_modes"]
+            raise ValueError(f"bad render_mode {render_mode!r}: expected None or one of {modes}")
+        if render_hands not in HAND_CHOICES:
+            raise ValueError(f"bad render_hands {render_hands!r}: expected one of {HAND_CHOICES}")
+        for name, value in (("reward_scale", reward_scale), ("illegal_penalty", illegal_penalty)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"bad {name} {value!r}: expected a finite number")
+        self.rules: Rules = load_rules(rules, **rule_options)
+        self.mode = mode
+        if contract is not None and mode != "deal":
+            raise ValueError(
+                "contract= fixes the contract of a single deal: use it with mode='deal' (in match mode, "
+                "fix the first deal's contract with reset(options={'contract': ...}))"
+            )
+        if contract is not None:
+            self._check_contract(contract)
+        self.contract = contract
+        self.declarer = _check_seat(declarer, "declarer")
+        self.reward_scale = float(reward_scale)
+        self.illegal_action = illegal_action
+        self.illegal_penalty = float(illegal_penalty)
+        self.render_mode = render_mode
+        self.render_hands = render_hands
+
+        self.possible_agents = list(AGENTS)
+        self.agent_name_mapping = {a: i for i, a in enumerate(AGENTS)}
+        low, high = observation_bounds()
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(low, high, (OBS_SIZE,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+                }
+            )
+            for a in AGENTS
+        }
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
+        self._rng: np.random.Generator | None = None
+        self.match: Match | None = None
+        self._deal: Deal | None = None
+        self._obs: list[np.ndarray | None] = [None] * 4
+        self._mask: np.ndarray | None = None
+        self._mask_out = False
+        self._match_key = -1
+        self._match_parts: list[tuple[int, list[float]] | None] = [None] * 4
+        self._rewards_dirty = False
+
+    # ----------------------------------------------------------------- PettingZoo API
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    @property
+    def deal(self) -> Deal:
+        """The current engine deal (in match mode, the match's current deal)."""
+        return self.match.deal if self.match is not None else self._deal  # type: ignore[return-value]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        opts = dict(options or {})
+        unknown = sorted(str(k) for k in opts if k not in RESET_OPTIONS)
+        if unknown:
+            warnings.warn(f"ignoring unknown reset option(s) {unknown}: valid are {list(RESET_OPTIONS)}", stacklevel=2)
+        hands = opts.get("hands")
+        contract = opts.get("contract", self.contract if self.mode == "deal" else None)
+        seat: int | str = self.declarer
+        if "declarer" in opts:
+            seat = _check_seat(opts["declarer"], "declarer")
+        if "first_declarer" in opts:
+            if self.mode == "deal":
+                raise ValueError("'first_declarer' is a match-mode reset option: use 'declarer' in deal mode")
+            first = _check_seat(opts["first_declarer"], "first_declarer")
+            if "declarer" in opts and first != seat:
+                raise ValueError(f"reset options 'declarer' ({seat!r}) and 'first_declarer' ({first!r}) disagree")
+            seat = first
+        if seat == "random":
+            seat = int(self._rng.integers(4))
+        if contract is not None:
+            self._check_contract(contract)
+        if self.mode == "deal":
+            self.match = None
+            if hands is None:
+                hands = deal_hands(self._rng, self.rules)
+            self._deal = Deal.from_hands(hands, seat, contract, self.rules)
+        else:
+            self.match = Match(self.rules, self._rng, seat, hands, contract)
+            self._deal = None
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._rewards_dirty = False
+        self._match_key = -1
+        self._new_decision()
+
+    def _check_contract(self, contract: Any) -> None:
+        """ValueError unless ``contract`` is a contract text played under the rules (R3, R4, R9, R10)."""
+        if not isinstance(contract, str):
+            raise ValueError(f"bad contract {contract!r}: expected text such as 'no_queens', 'trumps:S' or 'fantan:5'")
+        probe = np.random.default_rng(0)
+        Deal.from_hands(deal_hands(probe, self.rules), 0, contract, self.rules, table=contract_table(self.rules))
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        o = self._obs[seat]
+        if o is None:
+            o = self._encode(seat)
+            self._obs[seat] = o  # first hand-out is the cached array itself; later ones are copies
+        else:
+            o = o.copy()
+        deal = self.deal
+        if seat == deal.current_player and not self.terminations.get(agent, True):
+            m = self._mask
+            if m is None:
+                m = self._mask = self._build_mask(deal)
+            elif self._mask_out:
+                m = m.copy()
+            self._mask_out = True
+        else:
+            m = np.zeros(NUM_ACTIONS, np.int8)
+        return {"observation": o, "action_mask": m}
+
+    def _encode(self, seat: int) -> np.ndarray:
+        """``observation.encode(self.deal, seat, self.match)``, with the match parts cached per deal."""
+        deal = self.deal
+        match = self.match
+        if match is None:
+            return assemble(deal_bits(deal, seat), deal_numeric(deal, seat) + _ZERO_MATCH)
+        key = match.deal_no + (1 << 20 if match.is_over else 0)
+        if key != self._match_key:
+            self._match_key = key
+            self._match_parts = [None] * 4
+        part = self._match_parts[seat]
+        if part is None:
+            part = self._match_parts[seat] = (match_bits(match, seat), match_numeric(match, seat))
+        return assemble(deal_bits(deal, seat) | part[0], deal_numeric(deal, seat) + part[1])
+
+    @staticmethod
+    def _build_mask(deal: Deal) -> np.ndarray:
+        """The action mask of the player on move, from ``Deal.legal_actions()``."""
+        bits = 0
+        for a in deal.legal_actions():
+            bits |= 1 << a
+        return np.unpackbits(
+            np.frombuffer(bits.to_bytes(_NBYTES_MASK, "little"), np.uint8), count=NUM_ACTIONS, bitorder="little"
+        ).view(np.int8)
+
+    def _new_decision(self) -> None:
+        self._obs = [None, None, None, None]
+        self._mask = None
+        self._mask_out = False
+        cur = self.deal.current_player
+        if cur >= 0:
+            self.agent_selection = AGENTS[cur]
+        elif not hasattr(self, "agent_selection") or self.agent_selection not in self.agents:
+            self.agent_selection = AGENTS[0]
+
+    def step(self, action: Any) -> None:
+        """Apply the action of ``agent_selection``. Illegal actions, by ``illegal_action``:
+        ``"raise"``: ``ValueError`` naming the legal actions, the state unchanged;
+        ``"renege"``: R8.2 — once the contract is declared, the offender loses the absolute contract
+        total, no one else scores, doubles are not settled and the deal ends (in match mode the next
+        deal starts); in Fantan an unplayable card is taken back and counts as a pass (R8.2, R7.3; the
+        pass proves nothing). An illegal declaration has no R8.2 penalty and raises;
+        ``"terminate"``: the offender gets ``-illegal_penalty * reward_scale``, the others 0, and the
+        episode ends for every agent."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewards_dirty:
+            for a in self.rewards:
+                self.rewards[a] = 0.0
+            self._rewards_dirty = False
+        deal = self.deal
+        a = action if type(action) is int else self._as_action(action)
+        if self.illegal_action == "raise":
+            if a is None:
+                raise ValueError(f"bad action {action!r}: expected an int action id in 0..{NUM_ACTIONS - 1}")
+            deal.apply(a)  # raises ValueError naming the legal actions; the state is unchanged then
+        elif a is not None and deal.is_legal(a):
+            deal.apply(a)
+        elif not self._illegal(deal, a, action):
+            return
+        if deal.phase == _OVER:
+            self._end_deal(deal)
+        self._new_decision()
+        if self.render_mode == "human":
+            self.render()
+
+    @staticmethod
+    def _as_action(action: Any) -> int | None:
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            return int(action)
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+            return int(action.reshape(()))
+        return None
+
+    def _illegal(self, deal: Deal, a: int | None, action: Any) -> bool:
+        """Handle an illegal action in ``renege`` / ``terminate`` mode; False when the episode ended."""
+        seat = deal.current_player
+        if self.illegal_action == "terminate":
+            penalty = -self.illegal_penalty * self.reward_scale
+            for s, ag in enumerate(AGENTS):
+                r = penalty if s == seat else 0.0
+                self.rewards[ag] = r
+                self._cumulative_rewards[ag] += r
+                self.terminations[ag] = True
+            self._rewards_dirty = True
+            self.infos[AGENTS[seat]] = {"illegal_action": action}
+            self._obs = [None, None, None, None]
+            self._mask = None
+            return False
+        # renege
+        if deal.phase == _DECLARE:
+            raise deal.illegal(action)  # no contract yet: R8.2 has no penalty to apply
+        if deal.phase == _FANTAN and a is not None and 0 <= a < PASS:
+            rules = deal.rules
+            deal.rules = rules.replace(fantan_pass="free")  # a pass that proves nothing (R8.2)
+            try:
+                deal.apply(PASS)
+            finally:
+                deal.rules = rules
+            return True
+        deal.renege(seat)
+        return True
+
+    def _end_deal(self, deal: Deal) -> None:
+        """Credit the finished deal's scores; start the next deal or terminate the episode."""
+        scale = self.reward_scale
+        rewards, cum = self.rewards, self._cumulative_rewards
+        for s, ag in enumerate(AGENTS):
+            r = deal.scores[s] * scale
+            rewards[ag] = r
+            cum[ag] += r
+        self._rewards_dirty = True
+        match = self.match
+        if match is not None:
+            if match.deal is deal:  # Deal.renege leaves the match waiting for end_deal (R8.2)
+                match.end_deal()
+            if not match.is_over:
+                return
+        for ag in AGENTS:
+            self.terminations[ag] = True
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            warnings.warn("render() called with render_mode=None: pass render_mode='ansi' or 'human'", stacklevel=2)
+            return None
+        text = render_text(self.deal, self.match, self.render_hands)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # ----------------------------------------------------------------- for agents
+    def information_state(self, agent: str) -> InfoState:
+        """What ``agent`` knows: own hand and the public history (``engine.InfoState``)."""
+        return InfoState.of(self.deal, self.agent_name_mapping[agent])
+
+    def __str__(self) -> str:
+        return self.metadata["name"]

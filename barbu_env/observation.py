@@ -1,0 +1,373 @@
+"""The observation vector: named blocks, seat-relative, built by one pure function (RULES.md R1.3, R5.3).
+
+:func:`encode` turns an engine state into a flat ``float32`` vector, the same length for deal and
+match mode and for every rule option. The observer is always relative seat 0; relative seat ``r``
+is absolute seat ``(observer + r) % 4`` (left = 1, across = 2, right = 3, R1.3). Everything in it is
+public or the observer's own: own hand, the public record of play, and what the public record proves
+(``Deal.excluded``, voids) — never another seat's cards (a test swaps opponents' hands to check).
+
+The vector has a binary part (every entry 0 or 1; the :data:`BIT_BLOCKS`) followed by a numeric
+part (the :data:`NUM_BLOCKS`, scaled to about [-1, 1]). Card blocks hold 52 entries indexed by card
+id (R1.2); with the 32-card deck (R10.1) the absent cards stay 0. ``[r][x]`` blocks are 4 rows,
+one per relative seat ``r``.
+
+==================  ======  ======  ==================================================================
+block               offset  size    meaning
+==================  ======  ======  ==================================================================
+hand                0       52      own hand
+played              52      208     [r][card] cards played by each seat this deal (trick in progress too)
+trick               260     208     [r][card] the card each seat played to the trick in progress
+captured            468     208     [r][card] cards in the tricks each seat has won (R5.3)
+unseen              676     52      deck cards neither in own hand nor played
+excluded            728     208     [r][card] cards each seat has publicly shown it cannot hold
+                                    (``Deal.excluded``: voids, R4.1, R4.4, R5.4, R5.5, R7.3)
+void                936     16      [r][suit] no unplayed card of the suit can be in r's hand, as far as
+                                    the observer knows (own row: own hand has none of the suit)
+trick_no            952     13      one-hot index of the trick in progress (last one once over)
+contract            965     11      one-hot of ``contracts.CONTRACT_NAMES`` (zero until declared)
+trump               976     4       one-hot trump suit (Trumps)
+fantan_rank         980     13      one-hot starting rank (Fantan)
+declarer            993     4       one-hot relative seat of the declarer
+leader              997     4       one-hot relative seat that led the trick in progress
+to_move             1001    4       one-hot relative seat on move (zero once over)
+phase               1005    5       one-hot ``Phase``: declare, double, play, fantan, over
+doubles             1010    16      [r][t] seat r doubled seat t in this deal (R6)
+doubled_done        1026    4       [r] seat r has taken its doubling decision in this deal (R6.1)
+must_double         1030    4       [r] seat r's R6.4 obligation is due in this deal
+available           1034    11      contracts the declarer may choose in this deal (R3.1)
+hearts_broken       1045    1       a heart was discarded on a trick led in another suit (R4.1)
+fantan_playable     1046    52      cards playable on the Fantan table now (R7.2)
+finished            1098    16      [r][place] seat r went out in place 0..3 (Fantan, R7.4)
+rules               1114    27      one-hot of each string rule option in ``rules.CHOICES`` order,
+                                    then ``ace_plays_again``, ``ravage_city``, ``salad``
+extra_deal          1141    1       this is an R2.4 tie-break deal
+is_match            1142    1       match mode (the match blocks below are filled)
+remaining           1143    44      [r][contract] match: contracts seat r has still to declare
+tricks_won          1187    4       [r] tricks won / hand size                          (numeric)
+cards_left          1191    4       [r] cards in hand / hand size                        (numeric)
+points              1195    4       [r] running contract points of the deal / 100        (numeric)
+passes              1199    4       [r] Fantan passes / hand size                        (numeric)
+totals              1203    4       [r] match totals before this deal / 100              (numeric)
+deal_no             1207    1       match: deal number (0-based) / deals in the match    (numeric)
+deals_left          1208    4       [r] match: r's deals as declarer left, this one included,
+                                    / deals per declarer                                 (numeric)
+outstanding         1212    16      [d][s] match: doubles seat s still owes declarer d (R6.4) / 2
+==================  ======  ======  ==================================================================
+
+Total :data:`OBS_SIZE` = 1228 (:data:`NUM_BITS` = 1187 binary entries, then 41 numeric). The table is
+checked against :data:`BLOCKS` by a test. The function reads only engine state, so a batched
+engine can reproduce it bit for bit.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from .cards import SUIT_MASK, deck_mask
+from .contracts import CONTRACT_NAMES
+from .engine.deal import Deal
+from .engine.doubling import doubling_order
+from .engine.match import OBLIGATION, Match
+from .rules import BOOL_OPTIONS, CHOICES, Rules
+
+NUM_SEATS = 4
+CARDS = 52
+SEAT_CARDS = NUM_SEATS * CARDS
+NUM_SUITS = 4
+NUM_TRICKS_MAX = 13
+NUM_CONTRACTS = len(CONTRACT_NAMES)
+NUM_PHASES = 5
+RULE_FLAGS = sum(len(v) for v in CHOICES.values()) + len(BOOL_OPTIONS)
+#: Scale of point-valued entries (running points, match totals).
+POINT_SCALE = 100.0
+#: Bound declared in the observation space for the unbounded numeric entries (never reached).
+BIG = 1.0e4
+
+#: Binary blocks, in order: (name, size).
+BIT_BLOCKS: tuple[tuple[str, int], ...] = (
+    ("hand", CARDS),
+    ("played", SEAT_CARDS),
+    ("trick", SEAT_CARDS),
+    ("captured", SEAT_CARDS),
+    ("unseen", CARDS),
+    ("excluded", SEAT_CARDS),
+    ("void", NUM_SEATS * NUM_SUITS),
+    ("trick_no", NUM_TRICKS_MAX),
+    ("contract", NUM_CONTRACTS),
+    ("trump", NUM_SUITS),
+    ("fantan_rank", 13),
+    ("declarer", NUM_SEATS),
+    ("leader", NUM_SEATS),
+    ("to_move", NUM_SEATS),
+    ("phase", NUM_PHASES),
+    ("doubles", NUM_SEATS * NUM_SEATS),
+    ("doubled_done", NUM_SEATS),
+    ("must_double", NUM_SEATS),
+    ("available", NUM_CONTRACTS),
+    ("hearts_broken", 1),
+    ("fantan_playable", CARDS),
+    ("finished", NUM_SEATS * NUM_SEATS),
+    ("rules", RULE_FLAGS),
+    ("extra_deal", 1),
+    ("is_match", 1),
+    ("remaining", NUM_SEATS * NUM_CONTRACTS),
+)
+#: Numeric blocks, in order after the binary ones: (name, size, low, high).
+NUM_BLOCKS: tuple[tuple[str, int, float, float], ...] = (
+    ("tricks_won", NUM_SEATS, 0.0, 1.0),
+    ("cards_left", NUM_SEATS, 0.0, 1.0),
+    ("points", NUM_SEATS, -BIG, BIG),
+    ("passes", NUM_SEATS, 0.0, BIG),
+    ("totals", NUM_SEATS, -BIG, BIG),
+    ("deal_no", 1, 0.0, BIG),
+    ("deals_left", NUM_SEATS, 0.0, 1.0),
+    ("outstanding", NUM_SEATS * NUM_SEATS, 0.0, 1.0),
+)
+
+
+def _offsets() -> dict[str, tuple[int, int]]:
+    out, off = {}, 0
+    for name, size in BIT_BLOCKS:
+        out[name] = (off, size)
+        off += size
+    for name, size, _, _ in NUM_BLOCKS:
+        out[name] = (off, size)
+        off += size
+    return out
+
+
+#: ``BLOCKS[name] = (offset, size)`` for every block.
+BLOCKS: dict[str, tuple[int, int]] = _offsets()
+NUM_BITS = sum(s for _, s in BIT_BLOCKS)
+OBS_SIZE = NUM_BITS + sum(s for _, s, _, _ in NUM_BLOCKS)
+_NBYTES = (NUM_BITS + 7) // 8
+
+HAND, PLAYED, TRICK, CAPTURED, UNSEEN, EXCLUDED, VOID = (BLOCKS[n][0] for n in (
+    "hand", "played", "trick", "captured", "unseen", "excluded", "void"))  # fmt: skip
+TRICK_NO, CONTRACT, TRUMP, FANTAN_RANK, DECLARER, LEADER, TO_MOVE, PHASE = (BLOCKS[n][0] for n in (
+    "trick_no", "contract", "trump", "fantan_rank", "declarer", "leader", "to_move", "phase"))  # fmt: skip
+DOUBLES, DOUBLED_DONE, MUST_DOUBLE, AVAILABLE, HEARTS_BROKEN, FANTAN_PLAYABLE, FINISHED = (BLOCKS[n][0] for n in (
+    "doubles", "doubled_done", "must_double", "available", "hearts_broken", "fantan_playable", "finished"))  # fmt: skip
+RULES, EXTRA_DEAL, IS_MATCH, REMAINING = (BLOCKS[n][0] for n in ("rules", "extra_deal", "is_match", "remaining"))
+TRICKS_WON, CARDS_LEFT, POINTS, PASSES, TOTALS, DEAL_NO, DEALS_LEFT, OUTSTANDING = (BLOCKS[n][0] for n in (
+    "tricks_won", "cards_left", "points", "passes", "totals", "deal_no", "deals_left", "outstanding"))  # fmt: skip
+NUM_PART = NUM_BITS  # first numeric entry
+
+_CONTRACT_INDEX = {n: i for i, n in enumerate(CONTRACT_NAMES)}
+#: ``_REL[o][r]``: absolute seat of relative seat r for observer o.
+_REL = tuple(tuple((o + r) & 3 for r in range(4)) for o in range(4))
+_PHASE_BITS = tuple(1 << (PHASE + p) for p in range(NUM_PHASES))
+
+
+def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` arrays of the observation space (binary entries in [0, 1])."""
+    low = np.zeros(OBS_SIZE, np.float32)
+    high = np.ones(OBS_SIZE, np.float32)
+    for name, _, lo, hi in NUM_BLOCKS:
+        off, size = BLOCKS[name]
+        low[off:off + size] = lo
+        high[off:off + size] = hi
+    return low, high
+
+
+@cache
+def rules_bits(rules: Rules) -> int:
+    """The ``rules`` block as an int (bit i = entry ``RULES + i``)."""
+    bits, i = 0, 0
+    for name, values in CHOICES.items():
+        bits |= 1 << (i + values.index(getattr(rules, name)))
+        i += len(values)
+    for name in BOOL_OPTIONS:
+        if getattr(rules, name):
+            bits |= 1 << i
+        i += 1
+    return bits << RULES
+
+
+@cache
+def _names_bits(names: tuple[str, ...]) -> int:
+    bits = 0
+    for n in names:
+        if n in _CONTRACT_INDEX:
+            bits |= 1 << _CONTRACT_INDEX[n]
+    return bits
+
+
+@cache
+def _suit_masks(rules: Rules) -> tuple[int, ...]:
+    deck = deck_mask(rules.deck_size)
+    return tuple(SUIT_MASK[s] & deck for s in range(4))
+
+
+def _seat_rows(values: list[int], rel: tuple[int, ...], width: int) -> int:
+    """The 4 per-seat values (ints of ``width`` bits), reordered to relative seats, as one int."""
+    return (values[rel[0]] | values[rel[1]] << width | values[rel[2]] << (2 * width)
+            | values[rel[3]] << (3 * width))  # fmt: skip
+
+
+def encode_bits(deal: Deal, seat: int, match: Match | None = None) -> int:
+    """The binary part of the observation of ``seat`` as an int: bit i is entry i."""
+    x = deal_bits(deal, seat)
+    return x if match is None else x | match_bits(match, seat)
+
+
+def deal_bits(deal: Deal, seat: int) -> int:
+    """The binary entries that come from the deal (all but ``is_match`` and ``remaining``)."""
+    rel = _REL[seat]
+    hand = deal.hands[seat]
+    played = deal.played
+    deck = deal.deck
+    excluded = deal.excluded
+    x = hand | (deck & ~hand & ~played) << UNSEEN
+    x |= _seat_rows(deal.played_by, rel, CARDS) << PLAYED
+    x |= _seat_rows(deal.captured, rel, CARDS) << CAPTURED
+    x |= _seat_rows(excluded, rel, CARDS) << EXCLUDED
+    trick = deal.trick
+    if trick:
+        leader = deal.leader
+        t = 0
+        for k, c in enumerate(trick):
+            t |= 1 << (c + CARDS * ((leader + k - seat) & 3))
+        x |= t << TRICK
+    # void: own row from the own hand; others: no unplayed card outside own hand and excluded
+    suits = _suit_masks(deal.rules)
+    v = 0
+    open_ = deck & ~played & ~hand
+    for r in range(4):
+        if r == 0:
+            for u in range(4):
+                if not hand & suits[u]:
+                    v |= 1 << u
+        else:
+            free = open_ & ~excluded[rel[r]]
+            for u in range(4):
+                if not free & suits[u]:
+                    v |= 1 << (4 * r + u)
+    x |= v << VOID
+    phase = deal.phase
+    x |= _PHASE_BITS[phase]
+    x |= 1 << (TRICK_NO + min(deal.trick_no, deal.num_tricks - 1))
+    declarer = deal.declarer
+    x |= 1 << (DECLARER + ((declarer - seat) & 3))
+    if phase != 4:
+        x |= 1 << (TO_MOVE + ((deal.to_move - seat) & 3))
+    if deal.leader >= 0:
+        x |= 1 << (LEADER + ((deal.leader - seat) & 3))
+    c = deal.contract
+    if c is not None:
+        i = _CONTRACT_INDEX.get(c.name, -1)
+        if i >= 0:
+            x |= 1 << (CONTRACT + i)
+        else:
+            x |= 1 << EXTRA_DEAL
+        if deal.trump >= 0:
+            x |= 1 << (TRUMP + deal.trump)
+        if deal.fantan_rank >= 0:
+            x |= 1 << (FANTAN_RANK + deal.fantan_rank)
+    doubles = deal.doubles
+    if doubles[0] | doubles[1] | doubles[2] | doubles[3]:
+        d = 0
+        for r in range(4):
+            m = doubles[rel[r]]
+            for t in range(4):
+                if m >> rel[t] & 1:
+                    d |= 1 << (4 * r + t)
+        x |= d << DOUBLES
+    if deal.double_step:
+        done = 0
+        for s in doubling_order(declarer)[: deal.double_step]:
+            done |= 1 << ((s - seat) & 3)
+        x |= done << DOUBLED_DONE
+    md = deal.must_double
+    if md:
+        x |= ((md | md << 4) >> seat & 15) << MUST_DOUBLE
+    x |= _names_bits(tuple(deal.available)) << AVAILABLE
+    if deal.hearts_broken:
+        x |= 1 << HEARTS_BROKEN
+    if deal.playable:
+        x |= deal.playable << FANTAN_PLAYABLE
+    fin = deal.finished
+    if fin:
+        f = 0
+        for place, s in enumerate(fin):
+            f |= 1 << (4 * ((s - seat) & 3) + place)
+        x |= f << FINISHED
+    x |= rules_bits(deal.rules)
+    return x
+
+
+def match_bits(match: Match, seat: int) -> int:
+    """The binary entries that come from the match: ``is_match`` and ``remaining`` (fixed during a deal)."""
+    rel = _REL[seat]
+    r_bits = 0
+    for r in range(4):
+        r_bits |= _names_bits(tuple(match.remaining_contracts(rel[r]))) << (NUM_CONTRACTS * r)
+    return 1 << IS_MATCH | r_bits << REMAINING
+
+
+def encode_numeric(deal: Deal, seat: int, match: Match | None = None) -> list[float]:
+    """The numeric part of the observation of ``seat`` (entries ``NUM_BITS..OBS_SIZE-1``)."""
+    return deal_numeric(deal, seat) + (_ZERO_MATCH if match is None else match_numeric(match, seat))
+
+
+def deal_numeric(deal: Deal, seat: int) -> list[float]:
+    """Numeric entries from the deal: ``tricks_won``, ``cards_left``, ``points``, ``passes``."""
+    rel = _REL[seat]
+    n = float(deal.num_tricks)
+    tw, hands, pts, ps = deal.tricks_won, deal.hands, deal.points, deal.passes
+    out = [tw[s] / n for s in rel]
+    out += [hands[s].bit_count() / n for s in rel]
+    out += [pts[s] / POINT_SCALE for s in rel]
+    out += [ps[s] / n for s in rel]
+    return out
+
+
+def match_numeric(match: Match, seat: int) -> list[float]:
+    """Numeric entries from the match (fixed during a deal): ``totals``, ``deal_no``, ``deals_left``,
+    ``outstanding``."""
+    rel = _REL[seat]
+    out = [match.totals[s] / POINT_SCALE for s in rel]
+    out.append(match.deal_no / match.num_deals)
+    k = min(match.deal_no, match.num_deals)
+    out += [match.deals_left_of(s, k) / match.per_declarer for s in rel]
+    for d in rel:
+        owed = match.outstanding(d)
+        out += [owed[s] / OBLIGATION for s in rel]
+    return out
+
+
+_ZERO_MATCH = [0.0] * (OBS_SIZE - TOTALS)
+
+
+def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation of ``seat`` (0..3) in ``deal`` (the current deal of ``match`` in match mode), as a
+    ``float32`` vector of :data:`OBS_SIZE` entries laid out as the module docstring says. Pure: reads
+    the engine state only. ``out`` (optional) is filled in place and returned."""
+    if not (type(seat) is int and 0 <= seat < 4):
+        raise ValueError(f"bad seat {seat!r}: expected 0..3")
+    return assemble(encode_bits(deal, seat, match), encode_numeric(deal, seat, match), out)
+
+
+def assemble(bits: int, numeric: list[float], out: np.ndarray | None = None) -> np.ndarray:
+    """The observation vector from its binary part (an int, bit i = entry i) and numeric part."""
+    if out is None:
+        out = np.empty(OBS_SIZE, np.float32)
+    out[:NUM_BITS] = np.unpackbits(
+        np.frombuffer(bits.to_bytes(_NBYTES, "little"), np.uint8), count=NUM_BITS, bitorder="little"
+    )
+    out[NUM_BITS:] = numeric
+    return out
+
+
+def block(obs: np.ndarray, name: str) -> np.ndarray:
+    """The entries of block ``name`` of an observation (a view), e.g. ``block(obs, "hand")``."""
+    off, size = BLOCKS[name]
+    return obs[..., off:off + size]
+
+
+__all__ = [
+    "BIT_BLOCKS", "BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "assemble", "block", "deal_bits", "deal_numeric",
+    "encode", "encode_bits", "encode_numeric", "match_bits", "match_numeric", "observation_bounds",
+]  # fmt: skip
