@@ -1,0 +1,108 @@
+"""Baseline agents behind one protocol: ``agent = make(spec, seed)``, then ``agent.act(env, agent_name)``.
+
+Specs are the names used on the ``barbu-eval`` command line:
+
+- ``"random"``: uniform over legal actions (:mod:`.random_agent`);
+- ``"heuristic"``: the rule-based player (:mod:`.heuristic`);
+- ``"pimc"`` or ``"pimc:samples=32"``: Perfect-Information Monte-Carlo card play (:mod:`.pimc`);
+- a checkpoint path (``"checkpoints/no_queens.pt"``, optionally ``"path.pt:key=value"``): a neural
+  agent, built by ``barbu_env.agents.neural.make_neural(path, seed=..., **options)`` once that module
+  exists (see :func:`is_checkpoint_spec`; torch is imported only then).
+
+Options are ``name:key=value,key=value``; values are parsed as int, float, true/false or text.
+Unknown names and options raise ``ValueError`` listing the valid ones. See :mod:`.base` for the
+protocol (what an agent may read) and :class:`Agent` for the methods.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+from typing import Any
+
+from .base import Agent, seat_of
+from .heuristic import HeuristicAgent
+from .pimc import PIMCAgent
+from .random_agent import RandomAgent
+
+#: Agents made by name.
+REGISTRY: dict[str, type[Agent]] = {"random": RandomAgent, "heuristic": HeuristicAgent, "pimc": PIMCAgent}
+#: File endings that mark a spec as a checkpoint path.
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
+
+
+def _parse_value(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"pimc:samples=20"`` -> ``("pimc", {"samples": 20})``; raises ``ValueError`` on bad syntax."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"bad agent spec {spec!r}: expected a name such as {sorted(REGISTRY)} or a checkpoint path")
+    head, sep, tail = spec.strip().rpartition(":")
+    if not sep or "=" not in tail:  # no options (a checkpoint path may itself hold ':')
+        return spec.strip(), {}
+    options: dict[str, Any] = {}
+    for item in tail.split(","):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"bad option {item!r} in agent spec {spec!r}: expected key=value")
+        options[key.strip()] = _parse_value(value)
+    return head, options
+
+
+def is_checkpoint_spec(name: str) -> bool:
+    """True when a spec's name is a checkpoint path rather than an agent name."""
+    return name not in REGISTRY and (name.endswith(CHECKPOINT_SUFFIXES) or "/" in name or Path(name).is_file())
+
+
+def valid_options(name: str) -> list[str]:
+    """Option names an agent accepts (its constructor's keyword arguments besides ``seed``)."""
+    params = inspect.signature(REGISTRY[name].__init__).parameters
+    return [p for p in params if p not in ("self", "seed")]
+
+
+def make(spec: str, seed: int | None = None) -> Agent:
+    """An agent from a spec (see the module docstring), seeded with ``seed``."""
+    name, options = parse_spec(spec)
+    if name in REGISTRY:
+        allowed = valid_options(name)
+        bad = sorted(set(options) - set(allowed))
+        if bad:
+            raise ValueError(f"unknown option(s) {bad} for agent {name!r}: valid options are {allowed}")
+        return REGISTRY[name](seed=seed, **options)
+    if is_checkpoint_spec(name):
+        return _make_checkpoint_agent(name, seed, options)
+    raise ValueError(
+        f"unknown agent {name!r}: expected one of {sorted(REGISTRY)} (options as 'name:key=value', "
+        f"e.g. 'pimc:samples=20') or a checkpoint path ending in {CHECKPOINT_SUFFIXES}"
+    )
+
+
+def _make_checkpoint_agent(path: str, seed: int | None, options: dict[str, Any]) -> Agent:
+    """Extension point for neural agents: ``barbu_env.agents.neural.make_neural(path, seed, **options)``."""
+    try:
+        neural = importlib.import_module(f"{__name__}.neural")
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.neural":
+            raise
+        raise ValueError(
+            f"cannot load checkpoint agent {path!r}: neural agents (barbu_env.agents.neural) are not "
+            f"available yet; valid agents are {sorted(REGISTRY)}"
+        ) from None
+    return neural.make_neural(path, seed=seed, **options)
+
+
+__all__ = [
+    "REGISTRY", "Agent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "is_checkpoint_spec", "make",
+    "parse_spec", "seat_of", "valid_options",
+]  # fmt: skip

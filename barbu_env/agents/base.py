@@ -1,0 +1,78 @@
+"""The agent protocol shared by every baseline, the evaluation harness and training opponents.
+
+An agent is made with :func:`barbu_env.agents.make` and asked for a move with
+``agent.act(env, agent_name)`` when it is ``agent_name``'s turn in a ``barbu_env.env(...)`` game. It may
+read only what that seat may know: ``env.observe(agent_name)`` and, for search agents,
+``env.unwrapped.information_state(agent_name)`` (own hand + public history, never hidden cards).
+
+Every baseline here is built on :meth:`Agent.act_info`, a function of the seat's
+:class:`~barbu_env.engine.InfoState`, so the same agent also plays against the bare engine
+(:meth:`Agent.act_deal`) without a PettingZoo env. Agents use only numpy and are seeded: the same
+seed and the same game give the same choices.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..engine import Deal, InfoState
+
+
+def seat_of(agent_name: str) -> int:
+    """Seat index of a PettingZoo agent name (``"player_2"`` -> 2)."""
+    try:
+        prefix, _, idx = agent_name.rpartition("_")
+        seat = int(idx)
+    except (AttributeError, ValueError):
+        seat = -1
+    if not 0 <= seat < 4 or prefix != "player":
+        raise ValueError(f"bad agent name {agent_name!r}: expected 'player_0' .. 'player_3'")
+    return seat
+
+
+class Agent:
+    """Base class: a seeded player. Subclasses implement :meth:`act_info` (or override :meth:`act`)."""
+
+    #: The name used in specs and tables (``"random"``, ``"heuristic"``, ``"pimc"``).
+    name = "agent"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+
+    @property
+    def spec(self) -> str:
+        """The spec string that makes an agent like this one (for tables and logs)."""
+        opts = self.options()
+        return self.name + (":" + ",".join(f"{k}={v}" for k, v in opts.items()) if opts else "")
+
+    def options(self) -> dict[str, Any]:
+        """Options that differ from the defaults (shown in :attr:`spec`)."""
+        return {}
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed and forget any per-game state (the harness calls it before each game)."""
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, env: Any, agent_name: str) -> int:
+        """The action id for ``agent_name``, whose turn it is in the PettingZoo ``env``."""
+        info = env.unwrapped.information_state(agent_name)
+        return int(self.act_info(info))
+
+    def act_info(self, info: InfoState) -> int:
+        """The action id chosen from the seat's information state (on move)."""
+        raise NotImplementedError
+
+    def act_deal(self, deal: Deal, seat: int | None = None) -> int:
+        """The action for ``seat`` (default: the player on move) in an engine ``Deal``, seen through
+        that seat's information state only."""
+        seat = deal.current_player if seat is None else seat
+        if deal.current_player != seat:
+            raise ValueError(f"seat {seat} is not on move (seat {deal.current_player} is)")
+        return int(self.act_info(InfoState.of(deal, seat)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec!r}, seed={self.seed!r})"

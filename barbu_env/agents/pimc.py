@@ -1,0 +1,101 @@
+"""Perfect-Information Monte-Carlo (PIMC) search for card play (Ginsberg's GIB; Buro et al. for Skat).
+
+For a card decision the agent samples ``samples`` deals consistent with its information state
+(:meth:`InfoState.sample`, the engine's sampler: own hand, hand sizes, played cards and known voids
+respected), plays each candidate card on each sample and finishes the deal with the heuristic in
+every seat (:func:`barbu_env.agents.heuristic.rollout`, bitmask play on ``Deal`` clones, no
+observation encoding), and keeps the card with the best mean score. The same samples serve every
+candidate (common random numbers), and cards that are equivalent (same suit, no unseen card between
+them, same point value) are evaluated once.
+
+Objective: the seat's own deal score, settlement included (``Deal.scores``, R8.1). Every contract's
+scores sum to a fixed total (E5) and settlement is zero-sum (R6.5), so the own score and the own
+score relative to the table mean differ by a constant and rank moves identically.
+
+Declaration and doubling are delegated to the heuristic (a one-off decision per deal).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..cards import SUIT_MASK
+from ..engine import InfoState
+from ..engine.deal import Deal, Phase
+from .base import Agent
+from .heuristic import heuristic_action, rollout
+
+_PLAY, _FANTAN = int(Phase.PLAY), int(Phase.FANTAN)
+#: Default number of sampled deals per card decision (about 0.05 s per decision, see the report).
+DEFAULT_SAMPLES = 16
+
+
+def candidate_moves(d: Deal, seat: int, legal: list[int]) -> dict[int, list[int]]:
+    """Legal moves grouped into classes of equivalent cards: ``{representative: members}``.
+
+    In trick play two cards of one suit are equivalent when every card ranked between them is in the
+    hand or already played and both carry the same points (they win and lose the same tricks)."""
+    if d.phase != _PLAY:
+        return {a: [a] for a in legal}
+    unseen = d.deck & ~d.hands[seat] & ~d.played
+    vals = d.card_vals
+    out: dict[int, list[int]] = {}
+    prev = -1
+    for c in legal:  # ascending ids: same-suit cards are consecutive
+        if (
+            prev >= 0
+            and prev // 13 == c // 13
+            and not unseen & SUIT_MASK[c // 13] & ((1 << c) - 1) & ~((2 << prev) - 1)
+            and (not vals or vals[c] == vals[prev])
+        ):
+            rep = next(r for r, members in out.items() if prev in members)
+            out[rep].append(c)
+        else:
+            out[c] = [c]
+        prev = c
+    return out
+
+
+class PIMCAgent(Agent):
+    """PIMC card play with heuristic rollouts; heuristic declaration and doubling."""
+
+    name = "pimc"
+
+    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES) -> None:
+        super().__init__(seed)
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"bad pimc option samples={samples!r}: expected an integer >= 1")
+        self.samples = samples
+
+    def options(self) -> dict[str, Any]:
+        return {} if self.samples == DEFAULT_SAMPLES else {"samples": self.samples}
+
+    def act_info(self, info: InfoState) -> int:
+        d, seat = info.view, info.seat
+        if d.phase not in (_PLAY, _FANTAN):
+            return heuristic_action(d, seat)
+        legal = d.legal_actions()
+        if len(legal) == 1:
+            return legal[0]
+        classes = candidate_moves(d, seat, legal)
+        reps = list(classes)
+        if len(reps) == 1:
+            return legal[0]
+        totals = np.zeros(len(reps))
+        for _ in range(self.samples):
+            world = info.sample(self.rng)
+            for i, a in enumerate(reps):
+                w = world.clone()
+                w.apply(a)
+                totals[i] += rollout(w).scores[seat]
+        best = totals.max()
+        h = heuristic_action(d, seat)
+        for rep, members in classes.items():  # ties go to the heuristic's own choice
+            if h in members and totals[reps.index(rep)] >= best - 1e-9:
+                return h
+        return reps[int(np.argmax(totals))]
+
+
+__all__ = ["DEFAULT_SAMPLES", "PIMCAgent", "candidate_moves"]
