@@ -65,7 +65,6 @@ from functools import cache
 
 import numpy as np
 
-from .cards import SUIT_MASK, deck_mask
 from .contracts import CONTRACT_NAMES
 from .engine.deal import Deal
 from .engine.doubling import doubling_order
@@ -172,9 +171,14 @@ def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-@cache
+_RULES_BITS: dict[int, tuple[Rules, int]] = {}
+
+
 def rules_bits(rules: Rules) -> int:
-    """The ``rules`` block as an int (bit i = entry ``RULES + i``)."""
+    """The ``rules`` block as an int (bit i = entry ``RULES + i``); cached per ``Rules`` object."""
+    hit = _RULES_BITS.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
     bits, i = 0, 0
     for name, values in CHOICES.items():
         bits |= 1 << (i + values.index(getattr(rules, name)))
@@ -183,6 +187,7 @@ def rules_bits(rules: Rules) -> int:
         if getattr(rules, name):
             bits |= 1 << i
         i += 1
+    _RULES_BITS[id(rules)] = (rules, bits << RULES)  # holds ``rules``, so its id is not reused
     return bits << RULES
 
 
@@ -195,10 +200,12 @@ def _names_bits(names: tuple[str, ...]) -> int:
     return bits
 
 
-@cache
-def _suit_masks(rules: Rules) -> tuple[int, ...]:
-    deck = deck_mask(rules.deck_size)
-    return tuple(SUIT_MASK[s] & deck for s in range(4))
+_GROUPS = sum(1 << (13 * k) for k in range(16))  # bit 0 of each 13-bit group
+_LOW12 = _GROUPS * 0xFFF  # the low 12 bits of each group
+_HALF = (1 << 104) - 1  # groups 0..7
+#: Multiplying groups' bit 0 (stride 13) by this moves group k's bit to bit 84 + k, with no collisions
+#: for 8 groups (13(k - k') = 12(j' - j) has no solution with |k - k'| < 12 but k = k').
+_GATHER8 = sum(1 << (12 * j) for j in range(8))
 
 
 def _seat_rows(values: list[int], rel: tuple[int, ...], width: int) -> int:
@@ -231,20 +238,14 @@ def deal_bits(deal: Deal, seat: int) -> int:
         for k, c in enumerate(trick):
             t |= 1 << (c + CARDS * ((leader + k - seat) & 3))
         x |= t << TRICK
-    # void: own row from the own hand; others: no unplayed card outside own hand and excluded
-    suits = _suit_masks(deal.rules)
-    v = 0
+    # void: own row from the own hand; others: no unplayed card outside own hand and excluded.
+    # 16 groups of 13 bits (group 4r+u = seat r, suit u); a group is empty iff adding 0xFFF to its low
+    # 12 bits carries nothing into its top bit and that bit is clear (no carry crosses groups).
     open_ = deck & ~played & ~hand
-    for r in range(4):
-        if r == 0:
-            for u in range(4):
-                if not hand & suits[u]:
-                    v |= 1 << u
-        else:
-            free = open_ & ~excluded[rel[r]]
-            for u in range(4):
-                if not free & suits[u]:
-                    v |= 1 << (4 * r + u)
+    y = (hand | (open_ & ~excluded[rel[1]]) << 52 | (open_ & ~excluded[rel[2]]) << 104
+         | (open_ & ~excluded[rel[3]]) << 156)  # fmt: skip
+    empty = (((y & _LOW12) + _LOW12 | y) >> 12 & _GROUPS) ^ _GROUPS
+    v = ((empty & _HALF) * _GATHER8) >> 84 & 255 | (((empty >> 104) * _GATHER8) >> 84 & 255) << 8
     x |= v << VOID
     phase = deal.phase
     x |= _PHASE_BITS[phase]

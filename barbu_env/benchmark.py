@@ -1,0 +1,179 @@
+"""Speed, side by side: ``python -m barbu_env.benchmark [--seconds S] [--rows ROW ...]``.
+
+Every row plays uniformly random legal moves for ``--seconds`` and counts decisions (player moves;
+chance nodes are not counted) per second:
+
+- ``engine-off`` / ``engine-on``: the rules engine alone, ``Deal`` in a loop, no observations,
+  doubling off / classic, the 7 classic contracts round-robin (fixed contract, so no declaration).
+- ``raw_env`` / ``env``: ``barbu_env.raw_env(mode="deal")`` / ``barbu_env.env(mode="deal")``, contracts
+  round-robin through ``reset(options={"contract": ...})``, classic doubling; the standard AEC loop,
+  observing the acting agent every step (``env.last()``) and picking from ``obs["action_mask"]``.
+- ``raw_env-match``: ``raw_env()`` in match mode (declaration and doubling included).
+- ``holdem``: PettingZoo ``texas_holdem_v4`` (needs ``rlcard``), same loop.
+- ``shimmy-hearts``: OpenSpiel ``hearts`` through Shimmy's ``OpenSpielCompatibilityV0``, same loop.
+- ``pyspiel-hearts``: OpenSpiel ``hearts`` driven directly (``legal_actions`` / ``apply_action``,
+  no observation tensors), like the engine rows.
+
+Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
+ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "holdem", "shimmy-hearts", "pyspiel-hearts")
+
+
+class NotInstalled(Exception):
+    """A reference system is not available."""
+
+
+def _engine(doubling: str) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        from .engine.deal import Deal
+        from .rules import Rules
+
+        rules = Rules(doubling=doubling)
+        rng = np.random.default_rng(0)
+        rnd = random.Random(0)
+        n, k = 0, 0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            d = Deal.random(rng, k & 3, CONTRACTS[k % 7], rules)
+            k += 1
+            while d.phase != 4:
+                la = d.legal_actions()
+                d.apply(la[rnd.randrange(len(la))] if len(la) > 1 else la[0])
+                n += 1
+        return n / (time.perf_counter() - t0)
+
+    return run
+
+
+def _aec_loop(make_env: Callable[[], object], seconds: float, reset_options: Callable[[int], dict] | None) -> float:
+    """The framework loop: ``for agent in env.agent_iter(): obs, ... = env.last(); env.step(...)``."""
+    e = make_env()
+    rnd = random.Random(0)
+    n, k = 0, 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        e.reset(seed=k, options=reset_options(k) if reset_options else None)
+        k += 1
+        for _agent in e.agent_iter():
+            obs, _r, term, trunc, info = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            mask = obs["action_mask"] if isinstance(obs, dict) and "action_mask" in obs else info["action_mask"]
+            legal = np.flatnonzero(mask)
+            e.step(int(legal[rnd.randrange(len(legal))]))
+            n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def _barbu_env(wrapped: bool, mode: str) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        from . import env, raw_env
+
+        make = env if wrapped else raw_env
+        options = (lambda k: {"contract": CONTRACTS[k % 7]}) if mode == "deal" else None
+        return _aec_loop(lambda: make(mode=mode), seconds, options)
+
+    return run
+
+
+def _holdem(seconds: float) -> float:
+    try:
+        from pettingzoo.classic import texas_holdem_v4
+
+        texas_holdem_v4.env()
+    except Exception as e:  # rlcard missing raises DependencyNotInstalled / ImportError
+        raise NotInstalled(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+    return _aec_loop(texas_holdem_v4.env, seconds, None)
+
+
+def _shimmy_hearts(seconds: float) -> float:
+    try:
+        from shimmy import OpenSpielCompatibilityV0
+    except ImportError as e:
+        raise NotInstalled(str(e)) from None
+    return _aec_loop(lambda: OpenSpielCompatibilityV0(game_name="hearts"), seconds, None)
+
+
+def _pyspiel_hearts(seconds: float) -> float:
+    try:
+        import pyspiel
+    except ImportError as e:
+        raise NotInstalled(str(e)) from None
+    game = pyspiel.load_game("hearts")
+    rnd = random.Random(0)
+    n = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        s = game.new_initial_state()
+        while not s.is_terminal():
+            if s.is_chance_node():
+                outcomes = s.chance_outcomes()
+                s.apply_action(outcomes[rnd.randrange(len(outcomes))][0])
+            else:
+                la = s.legal_actions()
+                s.apply_action(la[rnd.randrange(len(la))])
+                n += 1
+    return n / (time.perf_counter() - t0)
+
+
+RUNNERS: dict[str, Callable[[float], float]] = {
+    "engine-off": _engine("off"),
+    "engine-on": _engine("classic"),
+    "raw_env": _barbu_env(False, "deal"),
+    "env": _barbu_env(True, "deal"),
+    "raw_env-match": _barbu_env(False, "match"),
+    "holdem": _holdem,
+    "shimmy-hearts": _shimmy_hearts,
+    "pyspiel-hearts": _pyspiel_hearts,
+}
+#: (label, numerator row, denominator row, target ratio from the issue or None).
+RATIOS = (
+    ("env / shimmy-hearts", "env", "shimmy-hearts", 30.0),
+    ("raw_env / pyspiel-hearts", "raw_env", "pyspiel-hearts", 0.4),
+    ("engine-off / pyspiel-hearts", "engine-off", "pyspiel-hearts", 1.5),
+    ("engine-on / pyspiel-hearts", "engine-on", "pyspiel-hearts", 1.5),
+)
+
+
+def main(argv: list[str] | None = None) -> dict[str, float | None]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per row (default 3)")
+    parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS), help="rows to run (default all)")
+    args = parser.parse_args(argv)
+    results: dict[str, float | None] = {}
+    print(f"{'row':18s} {'decisions/s':>14s}")
+    for row in args.rows:
+        try:
+            rate = RUNNERS[row](args.seconds)
+        except NotInstalled as e:
+            results[row] = None
+            print(f"{row:18s} {'not installed':>14s}   ({e})")
+            continue
+        results[row] = rate
+        print(f"{row:18s} {rate:14,.0f}", flush=True)
+    print()
+    print(f"{'ratio':30s} {'measured':>10s} {'target':>8s}  met")
+    for label, num, den, target in RATIOS:
+        a, b = results.get(num), results.get(den)
+        if a is None or b is None:
+            continue
+        ratio = a / b
+        met = "yes" if ratio >= target else "no"
+        print(f"{label:30s} {ratio:10.2f} {target:8.1f}  {met}")
+    return results
+
+
+if __name__ == "__main__":
+    main()
