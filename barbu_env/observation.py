@@ -315,14 +315,15 @@ def encode_numeric(deal: Deal, seat: int, match: Match | None = None) -> list[fl
 
 def deal_numeric(deal: Deal, seat: int) -> list[float]:
     """Numeric entries from the deal: ``tricks_won``, ``cards_left``, ``points``, ``passes``."""
-    rel = _REL[seat]
+    a, b, c, d = _REL[seat]
     n = float(deal.num_tricks)
-    tw, hands, pts, ps = deal.tricks_won, deal.hands, deal.points, deal.passes
-    out = [tw[s] / n for s in rel]
-    out += [hands[s].bit_count() / n for s in rel]
-    out += [pts[s] / POINT_SCALE for s in rel]
-    out += [ps[s] / n for s in rel]
-    return out
+    tw, h, pts, ps = deal.tricks_won, deal.hands, deal.points, deal.passes
+    return [
+        tw[a] / n, tw[b] / n, tw[c] / n, tw[d] / n,
+        h[a].bit_count() / n, h[b].bit_count() / n, h[c].bit_count() / n, h[d].bit_count() / n,
+        pts[a] / POINT_SCALE, pts[b] / POINT_SCALE, pts[c] / POINT_SCALE, pts[d] / POINT_SCALE,
+        ps[a] / n, ps[b] / n, ps[c] / n, ps[d] / n,
+    ]  # fmt: skip
 
 
 def match_numeric(match: Match, seat: int) -> list[float]:
@@ -353,13 +354,15 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
 
 def assemble(bits: int, numeric: list[float], out: np.ndarray | None = None) -> np.ndarray:
     """The observation vector from its binary part (an int, bit i = entry i) and numeric part."""
+    unpacked = _unpack(_frombuffer(bits.to_bytes(_NBYTES, "little"), _U8), count=NUM_BITS, bitorder="little")
     if out is None:
-        out = np.empty(OBS_SIZE, np.float32)
-    out[:NUM_BITS] = np.unpackbits(
-        np.frombuffer(bits.to_bytes(_NBYTES, "little"), np.uint8), count=NUM_BITS, bitorder="little"
-    )
+        return _concat((unpacked, numeric), dtype=_F32)
+    out[:NUM_BITS] = unpacked
     out[NUM_BITS:] = numeric
     return out
+
+
+_unpack, _frombuffer, _concat, _U8, _F32 = np.unpackbits, np.frombuffer, np.concatenate, np.uint8, np.float32
 
 
 def block(obs: np.ndarray, name: str) -> np.ndarray:
