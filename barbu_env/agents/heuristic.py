@@ -388,7 +388,8 @@ def estimate(hand: int, contract: Contract, num_tricks: int, deck: int, declarer
         n = (hand & deck).bit_count()
         rel = n * _fantan_mean_cost(fantan_rank, deck) - _fantan_cost(hand, fantan_rank, deck)
         mean = sum(contract.fantan_points) / 4
-        return mean + 1.2 * rel + (3.0 if declarer else 0.0)
+        est = mean + 1.2 * rel + (3.0 if declarer else 0.0)
+        return min(max(contract.fantan_points), max(min(contract.fantan_points), est))
     if contract.positive:
         if trump >= 0:
             tricks = _trump_tricks(hand, trump)

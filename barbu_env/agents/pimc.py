@@ -1,10 +1,10 @@
 """Perfect-Information Monte-Carlo (PIMC) search for card play (Ginsberg's GIB; Buro et al. for Skat).
 
-For a card decision the agent samples ``samples`` deals consistent with its information state
-(:meth:`InfoState.sample`, the engine's sampler: own hand, hand sizes, played cards and known voids
-respected), plays each candidate card on each sample and finishes the deal with the heuristic in
-every seat (:func:`barbu_env.agents.heuristic.rollout`, bitmask play on ``Deal`` clones, no
-observation encoding), and keeps the card with the best mean score. The same samples serve every
+For a card decision the agent samples ``samples`` deals consistent with its information state (own
+hand, hand sizes, played cards and known voids respected; :func:`sample_world`), plays each
+candidate card on each sample and finishes the deal with the heuristic in every seat
+(:func:`barbu_env.agents.heuristic.rollout`, bitmask play on ``Deal`` clones, no observation
+encoding), and keeps the card with the best mean score. The same samples serve every
 candidate (common random numbers), and cards that are equivalent (same suit, no unseen card between
 them, same point value) are evaluated once.
 
@@ -23,13 +23,43 @@ import numpy as np
 
 from ..cards import SUIT_MASK
 from ..engine import InfoState
-from ..engine.deal import Deal, Phase
+from ..engine.deal import Deal, Phase, mask_to_list
 from .base import Agent
 from .heuristic import heuristic_action, rollout
 
 _PLAY, _FANTAN = int(Phase.PLAY), int(Phase.FANTAN)
+#: Rejection tries before :func:`sample_world` falls back on the engine's sampler.
+REJECTION_TRIES = 16
 #: Default number of sampled deals per card decision (about 0.05 s per decision, see the report).
 DEFAULT_SAMPLES = 16
+
+
+def sample_world(info: InfoState, rng: np.random.Generator, tries: int = REJECTION_TRIES) -> Deal:
+    """A full deal consistent with ``info``: the unseen cards are shuffled and dealt to the other seats
+    until no seat gets a card it has shown it cannot hold (rejection: exactly uniform over consistent
+    deals, and fast); after ``tries`` failures, the engine's sampler (:meth:`InfoState.sample`)."""
+    view, seat = info.view, info.seat
+    cards = np.array(mask_to_list(view.deck & ~info.hand & ~info.played))
+    others = [s for s in range(4) if s != seat]
+    for _ in range(tries):
+        perm = rng.permutation(cards).tolist()
+        hands = [0, 0, 0, 0]
+        hands[seat] = info.hand
+        i = 0
+        for s in others:
+            m = 0
+            for c in perm[i : i + info.hand_sizes[s]]:
+                m |= 1 << c
+            i += info.hand_sizes[s]
+            if m & info.excluded[s]:
+                break
+            hands[s] = m
+        else:
+            world = view.clone()
+            world.hands = hands
+            world._legal = None
+            return world
+    return info.sample(rng)
 
 
 def candidate_moves(d: Deal, seat: int, legal: list[int]) -> dict[int, list[int]]:
@@ -85,7 +115,7 @@ class PIMCAgent(Agent):
             return legal[0]
         totals = np.zeros(len(reps))
         for _ in range(self.samples):
-            world = info.sample(self.rng)
+            world = sample_world(info, self.rng)
             for i, a in enumerate(reps):
                 w = world.clone()
                 w.apply(a)
@@ -98,4 +128,4 @@ class PIMCAgent(Agent):
         return reps[int(np.argmax(totals))]
 
 
-__all__ = ["DEFAULT_SAMPLES", "PIMCAgent", "candidate_moves"]
+__all__ = ["DEFAULT_SAMPLES", "PIMCAgent", "candidate_moves", "sample_world"]
