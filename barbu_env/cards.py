@@ -7,6 +7,7 @@ set for each card it holds, so following suit is ``hand & SUIT_MASK[s]``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 
 SUITS = "CDHS"
@@ -80,8 +81,8 @@ def parse_cards(text: str | Iterable[str | int]) -> list[int]:
     for t in tokens:
         if isinstance(t, str):
             out.append(parse_card(t))
-        elif isinstance(t, int) and not isinstance(t, bool) and 0 <= t < NUM_CARDS:
-            out.append(int(t))
+        elif not isinstance(t, bool) and hasattr(t, "__index__") and 0 <= operator.index(t) < NUM_CARDS:
+            out.append(operator.index(t))  # ints, numpy integers
         else:
             raise ValueError(f"bad card {t!r}: expected a card string like 'QS' or an id 0..51")
     return out

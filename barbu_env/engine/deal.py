@@ -23,7 +23,6 @@ from ..actions import (
     DOUBLE_BASE,
     DOUBLE_SUBSETS,
     FANTAN_BASE,
-    NUM_ACTIONS,
     PASS,
     PLAIN_CONTRACTS,
     TRUMPS_BASE,
@@ -127,7 +126,7 @@ _DECK_IDS = {n: np.array(cards_of(deck_mask(n)), dtype=np.uint64) for n in (52, 
 class Deal:
     """The state of one deal. Build with :meth:`from_hands` or :meth:`random`."""
 
-    __slots__ = (
+    __slots__ = (  # noqa: RUF023 - grouped by meaning, not sorted
         "rules", "table", "available", "must_double", "num_tricks", "deck", "hands", "declarer",
         "phase", "to_move", "contract", "trump", "fantan_rank", "doubles", "double_step", "trick",
         "trick_mask", "leader", "led", "best", "winner", "top_trump", "trick_no", "captured",
@@ -604,6 +603,8 @@ class Deal:
         not settled and the deal ends (the contract counts as played)."""
         if self.contract is None or self.phase == OVER:
             raise ValueError("a renege penalty applies only to a declared deal in play")
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 4:
+            raise ValueError(f"bad renege seat {seat!r}: expected a seat 0..3")
         total = abs(self.contract.total(self.rules))
         self.contract_scores = [-total if s == seat else 0 for s in range(4)]
         self.settlement = [0, 0, 0, 0]

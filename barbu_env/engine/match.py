@@ -7,8 +7,8 @@ contracts each declarer owes are the rows of the contract table.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
