@@ -1,0 +1,274 @@
+"""Shared test helpers: deals from card strings, scripted play, random play, and an independent
+reference of the rules (RULES.md R4.1, R4.4, R5, R7, R4/R9/R10 scoring) to check the engine against.
+
+The reference functions below are written from RULES.md, not from the engine: they use plain sets
+and lists and recompute everything from the deal's public history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from barbu_env.actions import PASS, action_id, action_name
+from barbu_env.cards import SUITS, cards_of, deck_mask, parse_card, parse_cards
+from barbu_env.engine.deal import Deal
+from barbu_env.rules import Rules
+
+C, D, H, S = range(4)
+KH = parse_card("KH")
+AH = parse_card("AH")
+QUEEN_IDS = {parse_card(q) for q in ("QC", "QD", "QH", "QS")}
+
+#: Every seat holds one whole suit: seat 0 clubs, 1 diamonds, 2 hearts, 3 spades.
+SUIT_HANDS = [" ".join(r + s for r in "23456789TJQKA") for s in SUITS]
+
+
+def hands_of(spec: Mapping[int, str] | Iterable[str], rules: Rules | None = None) -> list[list[int]]:
+    """Four hands of card ids from card strings. A mapping may give fewer than all cards of a seat
+    (or omit seats): the missing places are filled with the unused cards of the deck in ascending id
+    order, seat 0 first — only use that when the filled cards do not matter to the test."""
+    rules = rules or Rules()
+    if not isinstance(spec, Mapping):
+        return [parse_cards(h) for h in spec]
+    hands = [parse_cards(spec.get(s, "")) for s in range(4)]
+    used = {c for h in hands for c in h}
+    if len(used) != sum(len(h) for h in hands):
+        raise ValueError("a card is given twice")
+    rest = [c for c in cards_of(deck_mask(rules.deck_size)) if c not in used]
+    for h in hands:
+        while len(h) < rules.hand_size:
+            h.append(rest.pop(0))
+    return hands
+
+
+def make_deal(spec, declarer: int = 0, contract: str | None = None, rules: Rules | None = None,
+              doubles: str | Iterable[str] | None = None, **kwargs) -> Deal:  # fmt: skip
+    """A Deal from card strings (see :func:`hands_of`); with ``contract`` and ``doubles`` (the four
+    doubling actions, default all ``double:none``) it is returned ready for play."""
+    rules = rules or Rules()
+    d = Deal.from_hands(hands_of(spec, rules), declarer, contract, rules, **kwargs)
+    if contract is not None and rules.doubling != "off" and d.phase == 1:
+        acts = ["double:none"] * 4 if doubles is None else (doubles.split() if isinstance(doubles, str) else doubles)
+        for a in acts:
+            d.apply(action_id(a))
+    return d
+
+
+def play(deal: Deal, moves: str | Iterable[str]) -> None:
+    """Apply actions written as text (``"AS KH 2C pass"``), each by the player on move."""
+    for m in moves.split() if isinstance(moves, str) else moves:
+        deal.apply(action_id(m))
+
+
+def legal_names(deal: Deal) -> set[str]:
+    """The legal actions of the player on move, as names."""
+    return {action_name(a) for a in deal.legal_actions()}
+
+
+def cards(text: str) -> set[str]:
+    """A set of card names, normalised (``"10D"`` -> ``"TD"``)."""
+    return {action_name(c) for c in parse_cards(text)}
+
+
+def random_playout(deal: Deal, rng: np.random.Generator, check=None, max_steps: int = 10_000) -> int:
+    """Play uniformly random legal actions to the end; ``check(deal)`` runs before every action.
+    Returns the number of actions taken."""
+    n = 0
+    while not deal.is_over:
+        if check is not None:
+            check(deal)
+        legal = deal.legal_actions()
+        deal.apply(legal[int(rng.integers(len(legal)))])
+        n += 1
+        if n > max_steps:
+            raise AssertionError(f"deal did not end within {max_steps} actions: {deal!r}")
+    return n
+
+
+# --------------------------------------------------------------------------- reference rules
+def tricks_of(deal: Deal) -> list[list[tuple[int, int]]]:
+    """The tricks of a trick-play deal from its history: lists of (seat, card) in play order."""
+    out: list[list[tuple[int, int]]] = [[]]
+    for seat, a in deal.history:
+        if 0 <= a < 52:
+            if len(out[-1]) == 4:
+                out.append([])
+            out[-1].append((seat, a))
+    return out if out[0] else []
+
+
+def trick_winner(trick: list[tuple[int, int]], trump: int) -> int:
+    """R5.2: highest trump, else highest card of the led suit."""
+    led = trick[0][1] // 13
+    trumps = [(c, s) for s, c in trick if trump >= 0 and c // 13 == trump]
+    pool = trumps or [(c, s) for s, c in trick if c // 13 == led]
+    return max(pool)[1]
+
+
+def hearts_broken_before(tricks: list[list[tuple[int, int]]]) -> bool:
+    """R4.1 until_broken: a heart was discarded (played on a non-heart lead) in a complete trick."""
+    for t in tricks:
+        if len(t) == 4 and t[0][1] // 13 != H and any(c // 13 == H for _, c in t):
+            return True
+    return False
+
+
+def ref_legal_cards(deal: Deal) -> set[int]:
+    """Legal cards of the player on move in trick play, from RULES.md R4.1, R4.4, R5.1, R5.4, R5.5."""
+    rules = deal.rules
+    hand = set(cards_of(deal.hands[deal.current_player]))
+    name = deal.contract.name
+    trump = deal.trump
+    tricks = tricks_of(deal)
+    current = tricks[-1] if tricks and len(tricks[-1]) < 4 else []
+    suit = lambda cs, s: {c for c in cs if c // 13 == s}  # noqa: E731
+    if not current:  # leading
+        cand = set(hand)
+        if name in ("no_hearts", "no_king", "salad") and rules.hearts_lead != "free":
+            may_lead_heart = not (hand - suit(hand, H)) or (
+                rules.hearts_lead == "until_broken" and hearts_broken_before(tricks)
+            )
+            if not may_lead_heart:
+                cand -= suit(hand, H)
+        if trump >= 0 and rules.trump_lead == "must_if_able" and suit(cand, trump):
+            cand = suit(cand, trump)
+        return cand
+    led = current[0][1] // 13
+    in_trick = [c for _, c in current]
+    trick_trumps = [c for c in in_trick if trump >= 0 and c // 13 == trump]
+    forced_king = rules.king_discard == "forced" and name == "no_king"
+    follow = suit(hand, led)
+    if follow:
+        if led == trump and rules.overtrump == "yes":
+            higher = {c for c in follow if c > max(trick_trumps)}
+            if higher:
+                return higher
+        if forced_king and led == H and KH in hand and AH in in_trick:
+            return {KH}
+        return follow
+    if trump >= 0 and suit(hand, trump):
+        mine = suit(hand, trump)
+        if not trick_trumps:
+            return mine
+        higher = {c for c in mine if c > max(trick_trumps)}
+        if not higher:
+            return hand  # R5.5: every trump held is below a trump in the trick
+        return higher if rules.overtrump == "yes" else mine
+    if forced_king and KH in hand:
+        return {KH}
+    return hand
+
+
+def ref_fantan_playable(deal: Deal) -> set[int]:
+    """R7.2: the starting-rank cards of unopened suits, and the cards next to each suit's run."""
+    on_table = set(cards_of(deal.played))
+    deck = set(cards_of(deck_mask(deal.rules.deck_size)))
+    out = set()
+    for s in range(4):
+        ranks = sorted(c % 13 for c in on_table if c // 13 == s)
+        if not ranks:
+            out.add(13 * s + deal.fantan_rank)
+        else:
+            for r in (ranks[0] - 1, ranks[-1] + 1):
+                if 0 <= r < 13:
+                    out.add(13 * s + r)
+    return out & deck
+
+
+def ref_legal_actions(deal: Deal) -> set[int]:
+    """Legal actions in trick play or Fantan according to the reference above."""
+    hand = set(cards_of(deal.hands[deal.current_player]))
+    if deal.contract.play == "fantan":
+        mine = hand & ref_fantan_playable(deal)
+        if not mine or deal.rules.fantan_pass == "free":
+            return mine | {PASS}
+        return mine
+    return ref_legal_cards(deal)
+
+
+#: R4 / R10.1 tables: tricks, heart, ace of hearts (total for it), queen, K♥, 12th, 13th, fantan, trumps.
+TABLES = {
+    "classic": dict(trick=-2, heart=-2, ace_h=-6, queen=-6, king=-20, pen=-10, last=-20, fantan=(45, 20, 5, -5),
+                    trump=5),
+    "basic52": dict(trick=-1, heart=-1, ace_h=-1, queen=-3, king=-12, pen=-4, last=-8, fantan=(25, 15, 5, 0), trump=3),
+    "basic32": dict(trick=-1, heart=-1, ace_h=-1, queen=-2, king=-8, pen=-3, last=-5, fantan=(20, 10, 0, 0), trump=2),
+}  # fmt: skip
+
+
+def table_of(rules: Rules) -> dict:
+    """The reference scoring table, with R9.2's changes under Ravage City."""
+    t = dict(TABLES[rules.scoring])
+    if rules.ravage_city and rules.scoring == "classic":
+        t.update(king=-16, fantan=(55, 30, 10, -10))
+    return t
+
+
+def ref_contract_scores(deal: Deal) -> list[int]:
+    """Contract scores of a finished deal recomputed from its history (R4, R7.4, R9.1, R10)."""
+    t = table_of(deal.rules)
+    name = deal.contract.name
+    if name == "fantan":
+        order = []
+        left = [deal.rules.hand_size] * 4
+        for seat, a in deal.history:
+            if 0 <= a < 52:
+                left[seat] -= 1
+                if left[seat] == 0:
+                    order.append(seat)
+        order += [s for s in range(4) if s not in order]
+        out = [0] * 4
+        for place, seat in enumerate(order):
+            out[seat] = t["fantan"][place]
+        return out
+    tricks = tricks_of(deal)
+    n = deal.rules.hand_size
+    out = [0] * 4
+    taken: list[list[int]] = [[], [], [], []]
+    for i, tr in enumerate(tricks):
+        w = trick_winner(tr, deal.trump)
+        cs = [c for _, c in tr]
+        taken[w] += cs
+        hearts = sum(1 for c in cs if c // 13 == H)
+        queens = sum(1 for c in cs if c in QUEEN_IDS)
+        king = KH in cs
+        ace_extra = (t["ace_h"] - t["heart"]) if AH in cs else 0
+        if name in ("no_tricks", "salad"):
+            out[w] += t["trick"]
+        if name in ("no_hearts", "salad"):
+            out[w] += hearts * t["heart"] + ace_extra
+        if name in ("no_queens", "salad"):
+            out[w] += queens * t["queen"]
+        if name in ("no_king", "salad") and king:
+            out[w] += t["king"]
+        if name == "no_last_two" and i == n - 2:
+            out[w] += t["pen"]
+        if name == "no_last_two" and i == n - 1:
+            out[w] += t["last"]
+        if name in ("trumps", "extra_deal"):
+            out[w] += t["trump"] if name == "trumps" else 5
+    if name == "ravage_city":
+        counts = [max((sum(1 for c in tk if c // 13 == s) for s in range(4)), default=0) for tk in taken]
+        losers = [s for s in range(4) if counts[s] == max(counts)]
+        for s in losers:
+            out[s] += -24 // len(losers)
+    return out
+
+
+def expected_total(name: str, rules: Rules) -> int:
+    """The contract total of R4 / R9 / R10 tables (E5), written out per preset."""
+    t = table_of(rules)
+    n = rules.hand_size
+    hearts = 13 if n == 13 else 8  # hearts in the deck
+    return {
+        "no_tricks": t["trick"] * n,
+        "no_hearts": t["heart"] * (hearts - 1) + t["ace_h"],
+        "no_queens": 4 * t["queen"],
+        "no_king": t["king"],
+        "no_last_two": t["pen"] + t["last"],
+        "ravage_city": -24,
+        "salad": t["trick"] * n + t["heart"] * (hearts - 1) + t["ace_h"] + 4 * t["queen"] + t["king"],
+        "trumps": t["trump"] * n,
+        "fantan": sum(t["fantan"]),
+    }[name]
