@@ -1,0 +1,440 @@
+"""Masked PPO self-play for the card play of each contract, after an imitation warm start (CleanRL style).
+
+    python -m training.ppo --config configs/default.yaml            # what `make train` runs
+    python -m training.ppo --config configs/full.yaml --set ppo_decisions=2000000
+    python -m training.ppo --config configs/default.yaml --resume   # continue an interrupted run
+
+For each contract of the config, one network (:class:`barbu_env.nn.PolicyNet`):
+
+1. imitation: the heuristic agent plays all four seats; the network learns its card choices
+   (cross-entropy) and the final deal scores (value regression);
+2. PPO: the network plays against a mix of itself, frozen snapshots of itself and the heuristic,
+   with invalid actions masked out of the softmax; reward = own deal score / |contract total|
+   at the end of the deal (gamma = 1, GAE over each seat's decisions);
+3. every ``eval_every`` updates, a fixed set of duplicate boards (1 policy vs 3 heuristic, seats
+   rotated, doubling off) measures the margin over the heuristic; the best checkpoint is kept.
+
+Outputs under ``out_dir/<contract>/``: ``best.pt`` (the agent checkpoint), ``state.pt`` (resume),
+``metrics.csv``, TensorBoard events in ``tb/``, ``curve.png``. With ``export_dir`` set, best.pt is
+copied to ``export_dir/<contract>.pt``. After all contracts, the evaluation table against the random
+and heuristic agents is printed (``barbu_env.evaluation``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.distributions import Categorical
+from tqdm import tqdm
+
+from barbu_env import __version__
+from barbu_env.nn import PolicyNet, save_checkpoint
+from barbu_env.rules import Rules, load_rules
+
+from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, SelfPlay, duplicate_boards, duplicate_margin
+
+SEVEN = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan"]
+
+
+@dataclass
+class TrainConfig:
+    """Training settings; every field can be set in the YAML config or with ``--set key=value``."""
+
+    contracts: list[str] = field(default_factory=lambda: list(SEVEN))
+    """Contracts to train, one network each (names of RULES.md R4)."""
+    rules: str = "classic"
+    """Rule preset or YAML file the deals are played under (doubling stays on: see double_prob)."""
+    seed: int = 0
+    """Seed of every RNG (deals, roles, torch)."""
+    out_dir: str = "runs/default"
+    """Where metrics, TensorBoard logs, resume state and best checkpoints are written."""
+    export_dir: str = ""
+    """If set, each contract's best checkpoint is copied there as ``<contract>.pt``."""
+    hidden: list[int] = field(default_factory=lambda: [256, 128])
+    """Hidden layer sizes of the policy/value MLP."""
+    num_games: int = 128
+    """Deals played concurrently (one batched forward pass per step)."""
+    double_prob: float = 0.3
+    """Probability that each player takes a random legal double, so the policy sees varied doubles."""
+    bc_decisions: int = 40_000
+    """Heuristic decisions imitated before RL (0 skips imitation)."""
+    bc_epochs: int = 4
+    """Passes over the imitation data."""
+    ppo_decisions: int = 200_000
+    """Decisions of the learning policy collected by PPO per contract."""
+    rollout_decisions: int = 8_192
+    """Decisions per PPO update."""
+    update_epochs: int = 3
+    """Passes over each rollout."""
+    minibatch: int = 1_024
+    """Minibatch size of the updates."""
+    lr: float = 3e-4
+    """Adam learning rate."""
+    gae_lambda: float = 0.95
+    """GAE lambda (gamma is 1: the reward comes once, at the end of the deal)."""
+    clip: float = 0.2
+    """PPO clipping range."""
+    ent_coef: float = 0.01
+    """Entropy bonus."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient clipping."""
+    p_heuristic: float = 0.5
+    """Probability that a non-learning seat is the heuristic agent."""
+    p_snapshot: float = 0.2
+    """Probability that a seat is a frozen snapshot (the remaining seats are the policy itself)."""
+    snapshot_every: int = 5
+    """Updates between snapshots added to the opponent pool."""
+    pool_size: int = 5
+    """Snapshots kept in the pool (oldest dropped)."""
+    eval_every: int = 5
+    """Updates between duplicate evaluations against the heuristic (model selection)."""
+    eval_boards: int = 100
+    """Duplicate boards per evaluation (each played 4 times, seats rotated)."""
+    final_eval_deals: int = 200
+    """Boards per contract in the final table against the baselines (0 skips it)."""
+    threads: int = 2
+    """Torch CPU threads."""
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
+    """A config from YAML plus ``key=value`` overrides; unknown keys are errors listing the valid ones."""
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"config file {str(p)!r} not found")
+        data = yaml.safe_load(p.read_text()) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"config file {str(p)!r} must hold a mapping of settings")
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"bad override {item!r}: expected key=value")
+        data[key.strip()] = yaml.safe_load(value)
+    valid = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(data) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown config key(s) {unknown}: valid keys are {sorted(valid)}")
+    cfg = TrainConfig(**data)
+    bad = [c for c in cfg.contracts if c not in SEVEN]
+    if bad:
+        raise ValueError(f"unknown contract(s) {bad}: choose from {SEVEN}")
+    for name in ("num_games", "rollout_decisions", "minibatch", "eval_boards", "update_epochs"):
+        if getattr(cfg, name) < 1:
+            raise ValueError(f"config {name} must be at least 1, got {getattr(cfg, name)}")
+    return cfg
+
+
+# ---------------------------------------------------------------------------- policy helpers
+def make_policy(net: PolicyNet, greedy: bool = False):
+    """A batched numpy policy function over ``net`` (sampling, or argmax when ``greedy``)."""
+
+    @torch.no_grad()
+    def fn(obs: np.ndarray, mask: np.ndarray):
+        logits, value = net(torch.from_numpy(obs), torch.from_numpy(mask))
+        dist = Categorical(logits=logits)
+        a = logits.argmax(-1) if greedy else dist.sample()
+        return a.numpy(), dist.log_prob(a).numpy(), value.numpy()
+
+    return fn
+
+
+def tensors(b: Batch, lam: float = 0.95) -> dict[str, torch.Tensor]:
+    """A recorded batch as tensors, with GAE(lambda) advantages and Monte-Carlo returns (gamma = 1)."""
+    value = np.asarray(b.value, dtype=np.float32)
+    reward = np.asarray(b.reward, dtype=np.float32)
+    adv = np.zeros_like(value)
+    ret = np.zeros_like(value)
+    for traj in b.trajectories:
+        next_v, acc, mc = 0.0, 0.0, 0.0
+        for i in reversed(traj):
+            acc = reward[i] + next_v - value[i] + lam * acc
+            adv[i] = acc
+            next_v = value[i]
+            mc += reward[i]
+            ret[i] = mc
+    return {
+        "obs": torch.from_numpy(np.stack(b.obs)),
+        "mask": torch.from_numpy(np.stack(b.mask)),
+        "action": torch.as_tensor(b.action),
+        "logp": torch.as_tensor(b.logp, dtype=torch.float32),
+        "adv": torch.from_numpy(adv),
+        "ret": torch.from_numpy(ret),
+        "value": torch.from_numpy(value),
+    }
+
+
+def evaluate(net: PolicyNet, contract: str, rules: Rules, boards: int, seed: int) -> tuple[float, float, int]:
+    """Duplicate margin of the greedy policy over the heuristic (1 vs 3), raw points per deal."""
+    eval_rules = rules.replace(doubling="off", undoubled_negative="play")
+    plan = duplicate_boards(contract, eval_rules, boards, seed)
+    sp = SelfPlay(contract, eval_rules, min(len(plan), 256), np.random.default_rng(seed), lambda r: [], 0.0, plan)
+    policy = make_policy(net, greedy=True)
+    while not sp.finished:
+        sp.step(policy)
+    return duplicate_margin(sp.results)
+
+
+# ---------------------------------------------------------------------------- training
+class Run:
+    """Training of one contract: state, logging, checkpoints, resume."""
+
+    def __init__(self, cfg: TrainConfig, contract: str, resume: bool) -> None:
+        self.cfg, self.contract = cfg, contract
+        self.rules = load_rules(cfg.rules)
+        self.dir = Path(cfg.out_dir) / contract
+        self.dir.mkdir(parents=True, exist_ok=True)
+        torch.manual_seed(cfg.seed)
+        self.rng = np.random.default_rng([cfg.seed, SEVEN.index(contract)])
+        self.net = PolicyNet(hidden=tuple(cfg.hidden))
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=1e-5)
+        self.pool: list[dict[str, torch.Tensor]] = []
+        self.decisions = self.updates = 0
+        self.bc_done = False
+        self.best = -float("inf")
+        self.wall = 0.0
+        state_path = self.dir / "state.pt"
+        if resume and state_path.is_file():
+            self._load_state(state_path)
+        elif not resume:
+            (self.dir / "metrics.csv").unlink(missing_ok=True)
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.tb = SummaryWriter(str(self.dir / "tb"))
+        self.csv_path = self.dir / "metrics.csv"
+
+    # -- persistence
+    def _load_state(self, path: Path) -> None:
+        s = torch.load(path, map_location="cpu", weights_only=False)
+        if s.get("contract") != self.contract or s.get("hidden") != list(self.cfg.hidden):
+            raise ValueError(f"resume state {str(path)!r} belongs to another run (contract/sizes differ)")
+        self.net.load_state_dict(s["net"])
+        self.opt.load_state_dict(s["opt"])
+        self.pool = s["pool"]
+        self.decisions, self.updates, self.bc_done = s["decisions"], s["updates"], s["bc_done"]
+        self.best, self.wall = s["best"], s["wall"]
+        self.rng.bit_generator.state = s["rng"]
+        torch.set_rng_state(s["torch_rng"])
+
+    def save_state(self) -> None:
+        torch.save({"contract": self.contract, "hidden": list(self.cfg.hidden), "net": self.net.state_dict(),
+                    "opt": self.opt.state_dict(), "pool": self.pool, "decisions": self.decisions,
+                    "updates": self.updates, "bc_done": self.bc_done, "best": self.best, "wall": self.wall,
+                    "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state()},
+                   self.dir / "state.pt")  # fmt: skip
+
+    def log(self, metrics: dict[str, float]) -> None:
+        """Namespaced metrics to TensorBoard and to the CSV (long format: one row per metric)."""
+        new = not self.csv_path.exists()
+        with self.csv_path.open("a", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(["decisions", "updates", "wall_s", "metric", "value"])
+            for k, v in metrics.items():
+                self.tb.add_scalar(k, v, self.decisions)
+                w.writerow([self.decisions, self.updates, round(self.wall, 1), k, v])
+
+    # -- phases
+    def imitation(self) -> None:
+        """Behaviour cloning of the heuristic's card play (and value regression on deal scores)."""
+        cfg = self.cfg
+        sp = SelfPlay(self.contract, self.rules, cfg.num_games, self.rng, lambda r: [LEARNER] * 4, cfg.double_prob)
+        t0 = time.time()
+        with tqdm(total=cfg.bc_decisions, desc=f"{self.contract} imitation", unit="dec", leave=False) as bar:
+            while sp.batch.complete < cfg.bc_decisions:
+                before = sp.batch.complete
+                sp.step(None, teacher=True)
+                bar.update(sp.batch.complete - before)
+        data = tensors(sp.take_batch())
+        n = len(data["action"])
+        for epoch in range(cfg.bc_epochs):
+            perm = torch.randperm(n)
+            for i in range(0, n, cfg.minibatch):
+                j = perm[i : i + cfg.minibatch]
+                logits, value = self.net(data["obs"][j], data["mask"][j])
+                ce = torch.nn.functional.cross_entropy(logits, data["action"][j])
+                vloss = ((value - data["ret"][j]) ** 2).mean()
+                loss = ce + cfg.vf_coef * vloss
+                self.opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+                self.opt.step()
+            acc = (logits.argmax(-1) == data["action"][j]).float().mean().item()
+            self.log({"imitation/cross_entropy": ce.item(), "imitation/value_loss": vloss.item(),
+                      "imitation/accuracy": acc, "imitation/epoch": epoch})  # fmt: skip
+        self.wall += time.time() - t0
+        self.bc_done = True
+        self.checkpoint_if_best()
+        self.save_state()
+
+    def roles(self, rng: np.random.Generator) -> list[int]:
+        """Seat roles of a training deal: one learning seat at least; others mixed per the config."""
+        cfg = self.cfg
+        roles = []
+        for _ in range(4):
+            u = rng.random()
+            if u < cfg.p_heuristic:
+                roles.append(HEURISTIC)
+            elif u < cfg.p_heuristic + cfg.p_snapshot and self.pool:
+                roles.append(SNAPSHOT)
+            else:
+                roles.append(LEARNER)
+        if LEARNER not in roles:
+            roles[int(rng.integers(4))] = LEARNER
+        return roles
+
+    def ppo(self) -> None:
+        cfg = self.cfg
+        sp = SelfPlay(self.contract, self.rules, cfg.num_games, self.rng, self.roles, cfg.double_prob)
+        snap_net = PolicyNet(hidden=tuple(cfg.hidden))
+        bar = tqdm(total=cfg.ppo_decisions, initial=min(self.decisions, cfg.ppo_decisions),
+                   desc=f"{self.contract} ppo", unit="dec", leave=False)  # fmt: skip
+        while self.decisions < cfg.ppo_decisions:
+            t0 = time.time()
+            if self.pool:
+                snap_net.load_state_dict(self.pool[int(self.rng.integers(len(self.pool)))])
+            policy, snapshot = make_policy(self.net), make_policy(snap_net)
+            sp.results.clear()
+            while sp.batch.complete < cfg.rollout_decisions:
+                sp.step(policy, snapshot)
+            batch = sp.take_batch()
+            learner_scores = [sc[r.index(LEARNER)] for _, r, sc in sp.results if LEARNER in r]
+            stats = self.update(tensors(batch, cfg.gae_lambda))
+            steps = len(batch)
+            self.decisions += steps
+            self.updates += 1
+            self.wall += time.time() - t0
+            bar.update(steps)
+            row = {**stats, "charts/points_per_deal": float(np.mean(learner_scores)) if learner_scores else 0.0,
+                   "charts/steps_per_s": steps / max(time.time() - t0, 1e-9)}  # fmt: skip
+            if self.updates % cfg.snapshot_every == 0:
+                self.pool = ([*self.pool, {k: v.clone() for k, v in self.net.state_dict().items()}])[-cfg.pool_size :]
+            if self.updates % cfg.eval_every == 0 or self.decisions >= cfg.ppo_decisions:
+                row.update(self.checkpoint_if_best())
+                self.save_state()
+            self.log(row)
+        bar.close()
+
+    def update(self, d: dict[str, torch.Tensor]) -> dict[str, float]:
+        """PPO-clip update over one rollout; returns the namespaced losses."""
+        cfg = self.cfg
+        n = len(d["action"])
+        stats: dict[str, list[float]] = {}
+        for _ in range(cfg.update_epochs):
+            perm = torch.randperm(n)
+            for i in range(0, n, cfg.minibatch):
+                j = perm[i : i + cfg.minibatch]
+                logits, value = self.net(d["obs"][j], d["mask"][j])
+                dist = Categorical(logits=logits)
+                logp = dist.log_prob(d["action"][j])
+                ratio = (logp - d["logp"][j]).exp()
+                adv = d["adv"][j]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)).mean()
+                vloss = 0.5 * ((value - d["ret"][j]) ** 2).mean()
+                ent = _masked_entropy(logits, d["mask"][j])
+                loss = pg + cfg.vf_coef * vloss - cfg.ent_coef * ent
+                self.opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+                self.opt.step()
+                for k, v in (("losses/policy", pg), ("losses/value", vloss), ("losses/entropy", ent),
+                             ("losses/approx_kl", ((ratio - 1) - (logp - d["logp"][j])).mean())):  # fmt: skip
+                    stats.setdefault(k, []).append(float(v))
+        return {k: float(np.mean(v)) for k, v in stats.items()}
+
+    def checkpoint_if_best(self) -> dict[str, float]:
+        """Evaluate on the fixed duplicate boards; keep the checkpoint if it is the best so far."""
+        mean, half, boards = evaluate(self.net, self.contract, self.rules, self.cfg.eval_boards, self.cfg.seed + 10_000)
+        if mean > self.best:
+            self.best = mean
+            meta = {"decisions": self.decisions, "updates": self.updates, "wall_s": round(self.wall, 1),
+                    "selection_eval": {"vs": "heuristic", "boards": boards, "margin": mean, "ci95": half}}  # fmt: skip
+            save_checkpoint(self.dir / "best.pt", self.net, self.contract, dataclasses.asdict(self.cfg), meta)
+        return {"eval/margin_vs_heuristic": mean, "eval/ci95": half, "eval/best": self.best}
+
+    def finish(self) -> Path:
+        self.tb.close()
+        plot_curve(self.csv_path, self.dir / "curve.png", self.contract)
+        best = self.dir / "best.pt"
+        if self.cfg.export_dir:
+            Path(self.cfg.export_dir).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(best, Path(self.cfg.export_dir) / f"{self.contract}.pt")
+        return best
+
+
+def _masked_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    p = torch.softmax(logits, -1)
+    logp = torch.log_softmax(logits, -1)
+    return -(torch.where(mask.bool(), p * logp, 0.0)).sum(-1).mean()
+
+
+def plot_curve(csv_path: Path, png: Path, title: str) -> None:
+    """Learning curve: duplicate margin over the heuristic and points per deal vs decisions."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not csv_path.exists():
+        return
+    rows = list(csv.DictReader(csv_path.open()))
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for key, label in (("eval/margin_vs_heuristic", "margin vs heuristic (eval)"),
+                       ("charts/points_per_deal", "points per deal (training)")):  # fmt: skip
+        pts = [(float(r["decisions"]), float(r["value"])) for r in rows if r["metric"] == key]
+        if pts:
+            ax.plot(*zip(*pts), marker=".", label=label)
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_xlabel("learner decisions")
+    ax.set_ylabel("points per deal")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
+
+
+def train(cfg: TrainConfig, resume: bool = False) -> dict[str, Path]:
+    """Train every contract of ``cfg``; returns the best checkpoint path of each."""
+    torch.set_num_threads(cfg.threads)
+    out: dict[str, Path] = {}
+    for contract in cfg.contracts:
+        run = Run(cfg, contract, resume)
+        if cfg.bc_decisions and not run.bc_done:
+            run.imitation()
+        run.ppo()
+        out[contract] = run.finish()
+        print(f"{contract:12s} best duplicate margin vs heuristic during training: {run.best:+.2f} points/deal "
+              f"({run.decisions} decisions, {run.wall:.0f} s)")  # fmt: skip
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default="configs/default.yaml", help="YAML training config")
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
+    ap.add_argument("--resume", action="store_true", help="continue from out_dir/<contract>/state.pt")
+    args = ap.parse_args(argv)
+    cfg = load_config(args.config, args.set)
+    print(f"barbu_env {__version__}: training {cfg.contracts} -> {cfg.out_dir}")
+    print(json.dumps(dataclasses.asdict(cfg)))
+    train(cfg, args.resume)
+
+
+if __name__ == "__main__":
+    main()

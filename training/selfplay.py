@@ -1,0 +1,240 @@
+"""Many concurrent deals of one contract, played by a mix of seats, with batched network inference.
+
+Shared by the imitation warm start, PPO and the duplicate evaluation used for model selection.
+Each seat of each game has a role: the learning policy (its decisions are recorded), the heuristic
+agent, or a frozen snapshot of an earlier policy. Declaration and doubling are not learned here:
+the declarer's heuristic names the trump suit / Fantan rank (R3.2) and each player takes a random
+legal double with probability ``double_prob`` (so the policy sees varied doubling situations, R6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from barbu_env.actions import DOUBLE_BASE, NUM_ACTIONS
+from barbu_env.agents.heuristic import heuristic_action
+from barbu_env.engine.deal import DOUBLE, OVER, Deal, deal_hands
+from barbu_env.observation import OBS_SIZE, encode
+from barbu_env.rules import Rules
+
+LEARNER, HEURISTIC, SNAPSHOT = 0, 1, 2
+#: A batched policy: (obs [n, OBS_SIZE], mask [n, NUM_ACTIONS]) -> (actions, log-probs, values).
+PolicyFn = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def contract_scale(contract: str, rules: Rules) -> float:
+    """Reward scale of a contract: the size of its total (R4), so rewards are about [-1, 1]."""
+    from barbu_env.contracts import contract_table
+
+    return float(max(abs(contract_table(rules)[contract].total(rules)), 1))
+
+
+@dataclass
+class Batch:
+    """Recorded decisions of the learning seats, in the order they were taken."""
+
+    obs: list[np.ndarray] = field(default_factory=list)
+    mask: list[np.ndarray] = field(default_factory=list)
+    action: list[int] = field(default_factory=list)
+    logp: list[float] = field(default_factory=list)
+    value: list[float] = field(default_factory=list)
+    reward: list[float] = field(default_factory=list)
+    trajectories: list[list[int]] = field(default_factory=list)  # complete (game, seat) index lists
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+    @property
+    def complete(self) -> int:
+        """Decisions that belong to finished deals (ready for training)."""
+        return sum(len(t) for t in self.trajectories)
+
+
+class SelfPlay:
+    """``num_games`` deals of ``contract`` played concurrently; finished deals restart at once."""
+
+    def __init__(self, contract: str, rules: Rules, num_games: int, rng: np.random.Generator,
+                 roles: Callable[[np.random.Generator], list[int]], double_prob: float = 0.0,
+                 boards: list[tuple[list[int], int, list[int]]] | None = None) -> None:  # fmt: skip
+        """``roles(rng)`` draws the 4 seat roles of each new deal; ``boards`` (hands, declarer, roles)
+        replaces random deals by a fixed list, each played once (for evaluation)."""
+        self.contract, self.rules, self.rng = contract, rules, rng
+        self.roles_fn, self.double_prob = roles, double_prob
+        self.scale = contract_scale(contract, rules)
+        self.boards = list(boards) if boards is not None else None
+        self.next_board = 0
+        self.games: list[Deal | None] = []
+        self.roles: list[list[int]] = []
+        self.board_of: list[int] = []
+        self.open: list[dict[int, list[int]]] = []  # per game: learner seat -> its decision indices
+        self.results: list[tuple[int, list[int], list[int]]] = []  # (board, roles, scores) of ended deals
+        self.batch = Batch()
+        for _ in range(num_games):
+            self.games.append(None)
+            self.roles.append([])
+            self.board_of.append(-1)
+            self.open.append({})
+            self._new_deal(len(self.games) - 1)
+
+    # ------------------------------------------------------------------ deals
+    def _new_deal(self, g: int) -> None:
+        if self.boards is not None:
+            if self.next_board >= len(self.boards):
+                self.games[g] = None
+                return
+            hands, declarer, roles = self.boards[self.next_board]
+            self.board_of[g] = self.next_board
+            self.next_board += 1
+        else:
+            hands = deal_hands(self.rng, self.rules)
+            declarer = int(self.rng.integers(4))
+            roles = self.roles_fn(self.rng)
+        deal = Deal.from_hands(hands, declarer, None, self.rules, available=(self.contract,))
+        deal.apply(heuristic_action(deal, declarer))  # R3.2: the declarer names trumps / the rank
+        while deal.phase == DOUBLE:
+            legal = deal.legal_actions()
+            a = legal[int(self.rng.integers(len(legal)))] if self.rng.random() < self.double_prob else DOUBLE_BASE
+            deal.apply(a if a in legal else legal[0])
+        self.games[g] = deal
+        self.roles[g] = list(roles)
+        self.open[g] = {s: [] for s in range(4) if roles[s] == LEARNER}
+
+    def _end_deal(self, g: int) -> None:
+        deal = self.games[g]
+        b = self.batch
+        for seat, idx in self.open[g].items():
+            if idx:
+                b.reward[idx[-1]] = deal.scores[seat] / self.scale
+                b.trajectories.append(idx)
+        self.results.append((self.board_of[g], self.roles[g], list(deal.scores)))
+        self._new_deal(g)
+
+    def _advance(self, g: int, teacher: bool) -> None:
+        """Play heuristic seats up to the next learner/snapshot decision. In teacher mode the heuristic
+        also takes one learner decision, recorded as the imitation label."""
+        while True:
+            deal = self.games[g]
+            if deal is None:
+                return
+            if deal.phase == OVER:
+                self._end_deal(g)
+                continue
+            seat = deal.to_move
+            role = self.roles[g][seat]
+            if role == HEURISTIC:
+                deal.apply(heuristic_action(deal, seat))
+            elif role == LEARNER and teacher:
+                a = heuristic_action(deal, seat)
+                self._record(g, seat, deal, a, 0.0, 0.0)
+                deal.apply(a)
+                return
+            else:
+                return
+
+    def _record(self, g: int, seat: int, deal: Deal, action: int, logp: float, value: float,
+                obs: np.ndarray | None = None, mask: np.ndarray | None = None) -> None:  # fmt: skip
+        b = self.batch
+        if obs is None:
+            obs = encode(deal, seat)
+            mask = legal_mask(deal)
+        self.open[g][seat].append(len(b.action))
+        b.obs.append(obs)
+        b.mask.append(mask)
+        b.action.append(int(action))
+        b.logp.append(float(logp))
+        b.value.append(float(value))
+        b.reward.append(0.0)
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, policy: PolicyFn | None, snapshot: PolicyFn | None = None, teacher: bool = False) -> int:
+        """Advance every game to its next network decision and take those decisions in one batch.
+        Returns the number of learner decisions recorded."""
+        before = len(self.batch)
+        for g in range(len(self.games)):
+            self._advance(g, teacher)
+        if teacher:
+            return len(self.batch) - before
+        rows = [(g, self.games[g].to_move) for g in range(len(self.games)) if self.games[g] is not None]
+        if not rows:
+            return len(self.batch) - before
+        obs = np.stack([encode(self.games[g], s) for g, s in rows])
+        mask = np.stack([legal_mask(self.games[g]) for g, _ in rows])
+        for fn, role in ((policy, LEARNER), (snapshot, SNAPSHOT)):
+            idx = [i for i, (g, s) in enumerate(rows) if self.roles[g][s] == role]
+            if not idx:
+                continue
+            if fn is None:
+                raise ValueError(f"seats with role {role} need a policy")
+            actions, logps, values = fn(obs[idx], mask[idx])
+            for j, i in enumerate(idx):
+                g, s = rows[i]
+                if role == LEARNER:
+                    self._record(g, s, self.games[g], actions[j], logps[j], values[j], obs[i], mask[i])
+                self.games[g].apply(int(actions[j]))
+        return len(self.batch) - before
+
+    @property
+    def finished(self) -> bool:
+        """True once a fixed list of boards has been played out."""
+        return all(g is None for g in self.games)
+
+    def take_batch(self) -> Batch:
+        """The complete trajectories recorded so far; decisions of deals still running stay pending."""
+        old = self.batch
+        done = _subset(old, [i for t in old.trajectories for i in t])
+        start = 0
+        for t in old.trajectories:
+            done.trajectories.append(list(range(start, start + len(t))))
+            start += len(t)
+        pending = sorted(i for o in self.open for idx in o.values() for i in idx)
+        self.batch = _subset(old, pending)
+        remap = {i: k for k, i in enumerate(pending)}
+        for o in self.open:
+            for seat in o:
+                o[seat] = [remap[i] for i in o[seat]]
+        return done
+
+
+def _subset(b: Batch, indices: list[int]) -> Batch:
+    out = Batch()
+    for name in ("obs", "mask", "action", "logp", "value", "reward"):
+        src = getattr(b, name)
+        setattr(out, name, [src[i] for i in indices])
+    return out
+
+
+def legal_mask(deal: Deal) -> np.ndarray:
+    """The int8 action mask of the player on move, from the engine's one legality function."""
+    m = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    m[deal.legal_actions()] = 1
+    return m
+
+
+def duplicate_boards(contract: str, rules: Rules, num_boards: int, seed: int) -> list[tuple[list[int], int, list[int]]]:
+    """``num_boards`` deals, each listed 4 times with the learner rotated through the seats and the
+    heuristic in the other three (the declarer rotates with the board number)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for b in range(num_boards):
+        hands = deal_hands(rng, rules)
+        for seat in range(4):
+            out.append((hands, b % 4, [LEARNER if s == seat else HEURISTIC for s in range(4)]))
+    return out
+
+
+def duplicate_margin(results: list[tuple[int, list[int], list[int]]]) -> tuple[float, float, int]:
+    """Mean over boards of (learner's score − table mean), and its 95% half-width; raw points."""
+    per_board: dict[int, list[float]] = {}
+    for board, roles, scores in results:
+        seat = roles.index(LEARNER)
+        per_board.setdefault(board // 4, []).append(scores[seat] - sum(scores) / 4)
+    x = np.array([np.mean(v) for _, v in sorted(per_board.items())])
+    half = 1.96 * x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else float("nan")
+    return float(x.mean()), float(half), len(x)
+
+
+__all__ = ["HEURISTIC", "LEARNER", "OBS_SIZE", "SNAPSHOT", "Batch", "SelfPlay", "contract_scale",
+           "duplicate_boards", "duplicate_margin", "legal_mask"]  # fmt: skip
