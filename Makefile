@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv test lint bench clean
+.PHONY: venv train test lint bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# The main job: self-play training on configs/default.yaml, then the evaluation table vs the baselines.
+train: $(STAMP)
+	$(PY) -m training.ppo --config configs/default.yaml $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m ruff check .

@@ -146,9 +146,12 @@ def make_policy(net: PolicyNet, greedy: bool = False):
     @torch.no_grad()
     def fn(obs: np.ndarray, mask: np.ndarray):
         logits, value = net(torch.from_numpy(obs), torch.from_numpy(mask))
-        dist = Categorical(logits=logits)
-        a = logits.argmax(-1) if greedy else dist.sample()
-        return a.numpy(), dist.log_prob(a).numpy(), value.numpy()
+        logp = torch.log_softmax(logits, -1)
+        if greedy:
+            a = logits.argmax(-1)
+        else:  # Gumbel-max sampling: one pass, no distribution object
+            a = (logp - torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-20, 1.0)))).argmax(-1)
+        return a.numpy(), logp.gather(-1, a[:, None]).squeeze(-1).numpy(), value.numpy()
 
     return fn
 
@@ -354,7 +357,7 @@ class Run:
                 self.opt.step()
                 for k, v in (("losses/policy", pg), ("losses/value", vloss), ("losses/entropy", ent),
                              ("losses/approx_kl", ((ratio - 1) - (logp - d["logp"][j])).mean())):  # fmt: skip
-                    stats.setdefault(k, []).append(float(v))
+                    stats.setdefault(k, []).append(float(v.detach()))
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
     def checkpoint_if_best(self) -> dict[str, float]:
@@ -409,6 +412,31 @@ def plot_curve(csv_path: Path, png: Path, title: str) -> None:
     plt.close(fig)
 
 
+def final_table(cfg: TrainConfig, paths: dict[str, Path]) -> str:
+    """Duplicate evaluation of each trained policy (1 vs 3) against the random and heuristic agents,
+    through ``barbu_env.evaluation`` (the same harness as ``barbu-eval``), as a Markdown table."""
+    from barbu_env.evaluation import evaluate as duplicate
+
+    lines = [
+        f"Trained policy vs baselines: points per deal relative to the table mean, 1 policy vs 3 baselines, "
+        f"{cfg.final_eval_deals} duplicate boards per contract (seats rotated, doubling off), 95% CI.",
+        "",
+        "| contract | vs random | vs heuristic | beats heuristic |",
+        "|---|---|---|---|",
+    ]
+    for contract, path in paths.items():
+        cells = []
+        for baseline in ("random", "heuristic"):
+            s = duplicate([str(path), baseline], contracts=contract, boards=cfg.final_eval_deals,
+                          seed=cfg.seed + 20_000, rules=cfg.rules)  # fmt: skip
+            ci = s["contracts"][contract]["agents"][s["agents"][0]]
+            cells.append(ci)
+        fmt = [f"{c['mean']:+.2f} ± {c['half_width']:.2f}" for c in cells]
+        verdict = "yes" if cells[1]["low"] > 0 else ("no" if cells[1]["high"] < 0 else "not significant")
+        lines.append(f"| {contract} | {fmt[0]} | {fmt[1]} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
 def train(cfg: TrainConfig, resume: bool = False) -> dict[str, Path]:
     """Train every contract of ``cfg``; returns the best checkpoint path of each."""
     torch.set_num_threads(cfg.threads)
@@ -433,7 +461,13 @@ def main(argv: list[str] | None = None) -> None:
     cfg = load_config(args.config, args.set)
     print(f"barbu_env {__version__}: training {cfg.contracts} -> {cfg.out_dir}")
     print(json.dumps(dataclasses.asdict(cfg)))
-    train(cfg, args.resume)
+    t0 = time.time()
+    paths = train(cfg, args.resume)
+    print(f"training done in {time.time() - t0:.0f} s")
+    if cfg.final_eval_deals:
+        table = final_table(cfg, paths)
+        (Path(cfg.out_dir) / "evaluation.md").write_text(table)
+        print(table)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,104 @@
+"""Neural agents: trained policies loaded from checkpoints (torch is imported only here).
+
+``make("checkpoints/no_queens.pt")`` plays the card play (and Fantan passes) of the contract its
+checkpoint was trained for; ``make("checkpoints/")`` loads every ``<contract>.pt`` of a folder and
+plays each contract with its own network. Everything no network covers — the declaration, the
+doubling decisions and contracts without a checkpoint — is played by the ``fallback`` agent
+(``heuristic`` by default). The network reads exactly the env's observation and action mask
+(:func:`barbu_env.observation.encode`), so a checkpoint plays in any ``barbu_env.env`` game.
+
+Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
+legal action; false samples from the policy with the agent's seeded RNG) and ``fallback``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..engine import InfoState
+from ..engine.deal import FANTAN_PLAY, PLAY
+from ..observation import encode
+from .base import Agent
+
+
+class NeuralAgent(Agent):
+    """Plays card decisions with per-contract policy networks, the rest with a fallback agent."""
+
+    name = "neural"
+
+    def __init__(self, path: str, seed: int | None = None, greedy: bool = True, fallback: str = "heuristic") -> None:
+        super().__init__(seed)
+        import torch
+
+        from ..nn import load_checkpoint
+        from . import make
+
+        self._torch = torch
+        self.path, self.greedy, self.fallback_spec = str(path), bool(greedy), fallback
+        p = Path(path)
+        files = sorted(p.glob("*.pt")) if p.is_dir() else [p]
+        if not files:
+            raise ValueError(f"no checkpoint (*.pt) found in folder {str(p)!r}")
+        self.nets: dict[str, Any] = {}
+        self.meta: dict[str, dict[str, Any]] = {}
+        for f in files:
+            net, ckpt = load_checkpoint(f)
+            if ckpt["contract"] in self.nets:
+                raise ValueError(f"two checkpoints for contract {ckpt['contract']!r} in {str(p)!r}")
+            self.nets[ckpt["contract"]] = net
+            self.meta[ckpt["contract"]] = ckpt.get("meta", {})
+        self.fallback = make(fallback, seed=seed)
+
+    @property
+    def spec(self) -> str:
+        opts = [k for k, v in (("greedy=false", not self.greedy), (f"fallback={self.fallback_spec}",
+                                self.fallback_spec != "heuristic")) if v]  # fmt: skip
+        return self.path + (":" + ",".join(opts) if opts else "")
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.fallback.reset(seed)
+
+    def _choose(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> int:
+        torch = self._torch
+        with torch.no_grad():
+            logits, _ = net(torch.from_numpy(obs[None]), torch.from_numpy(mask[None]))
+        logits = logits[0].numpy().astype(np.float64)
+        legal = np.flatnonzero(mask)
+        if self.greedy:
+            return int(legal[np.argmax(logits[legal])])
+        z = logits[legal] - logits[legal].max()
+        p = np.exp(z) / np.exp(z).sum()
+        return int(self.rng.choice(legal, p=p))
+
+    def act(self, env: Any, agent_name: str) -> int:
+        deal = env.unwrapped.deal
+        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) else None
+        if net is None:
+            return self.fallback.act(env, agent_name)
+        o = env.observe(agent_name)
+        return self._choose(net, o["observation"], o["action_mask"])
+
+    def act_info(self, info: InfoState) -> int:
+        """Engine-level play (no env): the observation of ``info.seat`` is encoded from a deal
+        consistent with its information (an observation never depends on hidden cards)."""
+        deal = info.view
+        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) else None
+        if net is None:
+            return self.fallback.act_info(info)
+        full = info.sample(self.rng)
+        mask = np.zeros(net.num_actions, dtype=np.int8)
+        mask[full.legal_actions()] = 1
+        return self._choose(net, encode(full, info.seat), mask)
+
+
+def make_neural(path: str, seed: int | None = None, **options: Any) -> NeuralAgent:
+    """The agent of a checkpoint file or folder; unknown options raise ``ValueError``."""
+    allowed = ("greedy", "fallback")
+    bad = sorted(set(options) - set(allowed))
+    if bad:
+        raise ValueError(f"unknown option(s) {bad} for a checkpoint agent: valid options are {list(allowed)}")
+    return NeuralAgent(path, seed=seed, **options)

@@ -1,0 +1,111 @@
+"""Training pipeline: configs, the smoke run end to end (train, save, reload, evaluate), checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from barbu_env import agents  # noqa: E402
+from barbu_env.evaluation import evaluate  # noqa: E402
+from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
+from barbu_env.rules import Rules  # noqa: E402
+from training.ppo import load_config, tensors, train  # noqa: E402
+from training.selfplay import HEURISTIC, LEARNER, SelfPlay  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("name", ["smoke", "default", "full"])
+def test_shipped_configs_load(name: str) -> None:
+    cfg = load_config(ROOT / "configs" / f"{name}.yaml")
+    assert cfg.contracts
+
+
+def test_unknown_config_key_lists_valid_keys(tmp_path: Path) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text("lr: 0.1\nlearning_rate: 0.2\n")
+    with pytest.raises(ValueError, match=r"unknown config key\(s\) \['learning_rate'\].*valid keys"):
+        load_config(p)
+    with pytest.raises(ValueError, match="unknown contract"):
+        load_config(None, ["contracts=[no_jokers]"])
+
+
+def test_gae_with_terminal_reward_only() -> None:
+    """gamma = 1: the return of every decision is the deal's final reward; lambda = 1 gives A = G - V."""
+    from training.selfplay import Batch
+
+    b = Batch(obs=[np.zeros(3, np.float32)] * 3, mask=[np.ones(2, np.int8)] * 3, action=[0, 1, 0],
+              logp=[0.0] * 3, value=[0.1, 0.2, 0.3], reward=[0.0, 0.0, -1.0], trajectories=[[0, 1, 2]])  # fmt: skip
+    t = tensors(b, lam=1.0)
+    assert t["ret"].tolist() == [-1.0, -1.0, -1.0]
+    assert np.allclose(t["adv"].numpy(), [-1.1, -1.2, -1.3])
+
+
+def test_selfplay_records_only_learner_seats_and_rewards_their_scores() -> None:
+    sp = SelfPlay("no_hearts", Rules(), 4, np.random.default_rng(0), lambda r: [LEARNER, HEURISTIC] * 2, 0.5)
+    while not sp.results:
+        sp.step(lambda o, m: (m.argmax(-1), np.zeros(len(m)), np.zeros(len(m))))
+    batch = sp.take_batch()
+    assert batch.trajectories and batch.complete == len(batch)
+    _, roles, scores = sp.results[0]
+    assert roles == [LEARNER, HEURISTIC, LEARNER, HEURISTIC]
+    ends = sorted(batch.reward[t[-1]] for t in batch.trajectories[:2])
+    assert all(r * sp.scale in scores for r in ends)
+
+
+@pytest.mark.slow
+def test_smoke_config_end_to_end(tmp_path: Path) -> None:
+    """configs/smoke.yaml: train, save, reload through the agent protocol, evaluate with barbu-eval's API."""
+    cfg = load_config(ROOT / "configs" / "smoke.yaml", [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}"])
+    paths = train(cfg)
+    assert set(paths) == set(cfg.contracts)
+    for contract in cfg.contracts:
+        assert (tmp_path / "run" / contract / "metrics.csv").is_file()
+        assert (tmp_path / "run" / contract / "curve.png").is_file()
+        _, ckpt = load_checkpoint(tmp_path / "ck" / f"{contract}.pt")
+        assert ckpt["contract"] == contract and ckpt["config"]["hidden"] == cfg.hidden
+    agent = agents.make(str(tmp_path / "ck"), seed=0)
+    summary = evaluate([str(tmp_path / "ck"), "heuristic"], contracts="no_queens", boards=2, seed=0)
+    assert summary and agent.nets.keys() == set(cfg.contracts)
+    # resume: a second run continues from state.pt without redoing finished work
+    again = train(cfg, resume=True)
+    assert again.keys() == paths.keys()
+
+
+def test_corrupt_and_mismatched_checkpoints_are_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match=r"bad\.pt.*corrupt"):
+        load_checkpoint(bad)
+    with pytest.raises(ValueError, match="not found"):
+        load_checkpoint(tmp_path / "missing.pt")
+    small = PolicyNet(obs_size=10, num_actions=87, hidden=(4,))
+    save_checkpoint(tmp_path / "small.pt", small, "no_queens", {})
+    with pytest.raises(ValueError, match=r"small\.pt.*observations of 10"):
+        load_checkpoint(tmp_path / "small.pt")
+    with pytest.raises(ValueError, match=r"small\.pt"):
+        agents.make(str(tmp_path / "small.pt"))
+
+
+def test_neural_agent_plays_legal_moves_in_the_env(tmp_path: Path) -> None:
+    import barbu_env
+
+    torch.manual_seed(0)
+    save_checkpoint(tmp_path / "no_king.pt", PolicyNet(hidden=(8,)), "no_king", {"note": "untrained"})
+    agent = agents.make(f"{tmp_path / 'no_king.pt'}:greedy=false", seed=1)
+    env = barbu_env.env(mode="deal", contract="no_king")
+    env.reset(seed=3)
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        a = agent.act(env, name)
+        assert obs["action_mask"][a] == 1
+        env.step(a)
+    with pytest.raises(ValueError, match="valid options"):
+        agents.make(f"{tmp_path / 'no_king.pt'}:temperature=2")
