@@ -1,0 +1,320 @@
+"""``VectorDeals``: B deals of classic Barbu stepped at once, for self-play (deal mode, RULES.md R3-R8).
+
+Each step every game's seat on move takes one decision; finished deals report their scores as rewards
+and restart at once (automatic reset). Observations and masks are those of the AEC env for the seat on
+move (``observation.encode(deal, seat)`` and ``Deal.legal_actions()``), so a policy moves between the
+two unchanged. See :class:`VectorDeals`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..actions import DECLARE_BASE, NUM_ACTIONS, action_name
+from ..cards import cards_of
+from ..contracts import CONTRACT_NAMES
+from ..engine.deal import parse_contract, validate_hands
+from ..observation import OBS_SIZE
+from ..rules import Rules, load_rules
+from .core import State, apply, bit, is_legal, legal_words, popcount
+from .encode import masks_into, observe_into, zero_tail
+from .tables import DECLARE, DOUBLE, NUM_DECL, OVER, U64, Tables, build_tables
+
+FAMILIES = ("trumps", "fantan")
+
+
+class VectorDeals:
+    """``batch`` concurrent deals under ``rules`` (a ``Rules``, preset name, path or mapping).
+
+    ``contract`` per game (``contract[g % len(contract)]`` when a sequence):
+
+    - ``None``: the declarer chooses among every contract of the rules (R3, declaration phase);
+    - ``"trumps"`` / ``"fantan"``: that contract, the declarer names the trump suit / starting rank (R3.2);
+    - ``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``: fixed, no declaration (like ``env(contract=...)``).
+
+    ``declarer``: a seat 0..3, or ``"random"`` (default) drawn per deal. Doubling (R6) follows
+    ``rules.doubling`` (``"off"`` skips it). ``boards``: optional ``(hands, declarers)`` queue — hands as a
+    ``uint64 [N, 4]`` mask array or N lists of 4 card lists — dealt in order to games as they (re)start;
+    once it is used up, finished games go inactive (seat -1, zero mask) and :attr:`finished` turns true.
+    ``auto_reset=False`` leaves finished deals over until :meth:`reset_games`.
+
+    Rewards are raw deal scores (contract + doubling settlement, R8.1), ``float32 [B, 4]`` by absolute
+    seat, non-zero only on the step that ends a deal — the AEC env's rewards with ``reward_scale=1``.
+    """
+
+    def __init__(self, contract: str | Sequence[str | None] | None = None, rules: Rules | str | dict | None = None,
+                 batch: int = 256, seed: int | None = None, declarer: int | str = "random",
+                 boards: tuple[object, Sequence[int]] | None = None, auto_reset: bool = True) -> None:  # fmt: skip
+        if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+            raise ValueError(f"bad batch {batch!r}: expected a positive int")
+        if not (declarer == "random" or (isinstance(declarer, (int, np.integer)) and 0 <= int(declarer) < 4)):
+            raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..3 or 'random'")
+        self.rules: Rules = load_rules(rules)
+        self.tables: Tables = build_tables(self.rules)
+        self.batch = int(batch)
+        self.declarer = declarer
+        self.auto_reset = auto_reset
+        self.rng = np.random.default_rng(seed)
+        specs = list(contract) if isinstance(contract, (list, tuple)) else [contract]
+        if not specs:
+            raise ValueError("contract sequence is empty")
+        self._specs = np.array([self._spec(c) for c in specs], np.int64)  # [S, 5]
+        self.state = State.zeros(self.batch)
+        self.active = np.ones(self.batch, bool)
+        self.board_of = np.full(self.batch, -1, np.int64)
+        self._boards: tuple[np.ndarray, np.ndarray] | None = None
+        self._next_board = 0
+        if boards is not None:
+            self._boards = self._check_boards(*boards)
+        self.obs = np.zeros((self.batch, OBS_SIZE), np.float32)
+        self.mask = np.zeros((self.batch, NUM_ACTIONS), np.int8)
+        self._legal: tuple[np.ndarray, np.ndarray] | None = None
+        self._started = False
+
+    # ------------------------------------------------------------------ setup
+    def _spec(self, contract: str | None) -> tuple[int, int, int, int, int]:
+        """(contract row or -1, trump, rank, declaration-action mask, available-names mask)."""
+        t = self.tables
+        all_decl = sum(1 << i for i in range(NUM_DECL) if t.decl_k[i] >= 0)
+        all_names = sum(1 << CONTRACT_NAMES.index(n) for n in t.names)
+        if contract is None:
+            return -1, -1, -1, all_decl, all_names
+        if not isinstance(contract, str):
+            raise ValueError(f"bad contract {contract!r}: expected text such as 'no_queens', 'trumps:S', 'fantan:5'")
+        if contract in FAMILIES:
+            if contract not in t.names:
+                raise ValueError(f"contract {contract!r} is not played under these rules: valid are {list(t.names)}")
+            k = t.names.index(contract)
+            decl = sum(1 << i for i in range(NUM_DECL) if t.decl_k[i] == k)
+            return -1, -1, -1, decl, 1 << CONTRACT_NAMES.index(contract)
+        name, trump, rank = parse_contract(contract)
+        if name in FAMILIES and trump < 0 and rank < 0:
+            raise ValueError(f"contract {contract!r} needs a parameter")
+        if name not in t.names:
+            raise ValueError(f"contract {name!r} is not played under these rules: valid are {list(t.names)}")
+        if rank >= 0 and not int(t.deck) >> rank & 1:
+            raise ValueError(f"Fantan rank of {contract!r} is not in the {self.rules.deck_size}-card deck")
+        return t.names.index(name), trump, rank, all_decl, all_names
+
+    def _check_boards(self, hands: object, declarers: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        h = self._hand_masks(hands)
+        d = np.asarray(declarers, np.int64).reshape(-1)
+        if d.shape[0] != h.shape[0] or ((d < 0) | (d > 3)).any():
+            raise ValueError(f"boards: need one declarer (0..3) per board, got {d.shape[0]} for {h.shape[0]} boards")
+        return h, d
+
+    def _hand_masks(self, hands: object) -> np.ndarray:
+        """``uint64 [N, 4]`` masks from masks or card lists, checked to partition the deck (R1.4)."""
+        if isinstance(hands, np.ndarray) and hands.dtype == U64:
+            h = hands.reshape(-1, 4)
+        else:
+            h = np.array([validate_hands(x, self.rules) for x in hands], U64).reshape(-1, 4)  # type: ignore[union-attr]
+        t = self.tables
+        union = h[:, 0] | h[:, 1] | h[:, 2] | h[:, 3]
+        bad = (union != t.deck) | (popcount(h) != t.hand_size).any(axis=1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"hands of board {i} do not deal the {self.rules.deck_size}-card deck "
+                             f"{t.hand_size} cards a seat: {[cards_of(int(m)) for m in h[i]]}")  # fmt: skip
+        return h
+
+    def _deal(self, n: int) -> np.ndarray:
+        """``n`` shuffled deals (R1.4): ``uint64 [n, 4]``."""
+        t = self.tables
+        perm = self.rng.random((n, t.deck_ids.shape[0])).argsort(axis=1)
+        cards = t.deck_ids[perm].reshape(n, 4, t.hand_size)
+        return np.bitwise_or.reduce(bit(cards), axis=2)
+
+    def _start(self, g: np.ndarray, hands: np.ndarray, declarer: np.ndarray, must_double: np.ndarray | int = 0) -> None:
+        """Fresh deals in games ``g`` (the ``Deal.from_hands`` state, then the fixed contract if any)."""
+        st, t = self.state, self.tables
+        for name in ("played_by", "captured", "excluded", "trick_by"):
+            getattr(st, name)[g] = 0
+        for name in ("played", "trick_mask", "playable"):
+            getattr(st, name)[g] = 0
+        for name in ("tricks_won", "points", "passes", "doubles", "scores"):
+            getattr(st, name)[g] = 0
+        for name in ("trick_len", "trick_no", "double_step", "num_fin"):
+            getattr(st, name)[g] = 0
+        for name in ("led", "best", "winner", "top_trump", "fin_place"):
+            getattr(st, name)[g] = -1
+        st.hearts_broken[g] = False
+        st.hands[g] = hands
+        st.declarer[g] = declarer
+        st.leader[g] = declarer
+        st.to_move[g] = declarer
+        st.must_double[g] = must_double
+        spec = self._specs[g % self._specs.shape[0]]
+        k = spec[:, 0]
+        st.contract[g] = k
+        st.trump[g] = spec[:, 1]
+        st.fantan_rank[g] = spec[:, 2]
+        st.avail_decl[g] = spec[:, 3]
+        st.avail_names[g] = spec[:, 4]
+        st.phase[g] = DECLARE
+        fixed = g[k >= 0]
+        if fixed.size:  # declared at once (Deal.declare)
+            if t.doubling_off:
+                from .core import _start_play
+
+                _start_play(st, t, fixed)
+            else:
+                st.phase[fixed] = DOUBLE
+                st.to_move[fixed] = (st.declarer[fixed] + 1) & 3
+        self.active[g] = True
+        self._legal = None
+
+    def _new_deals(self, g: np.ndarray) -> None:
+        """Restart games ``g``: the next boards of the queue, or random deals."""
+        if self._boards is not None:
+            hands, decl = self._boards
+            take = min(g.shape[0], hands.shape[0] - self._next_board)
+            idx = np.arange(self._next_board, self._next_board + take)
+            self._next_board += take
+            if take:
+                self.board_of[g[:take]] = idx
+                self._start(g[:take], hands[idx], decl[idx])
+            rest = g[take:]
+            self.active[rest] = False
+            self.state.phase[rest] = OVER
+            self.board_of[rest] = -1
+            return
+        d = (self.rng.integers(0, 4, g.shape[0]) if self.declarer == "random"
+             else np.full(g.shape[0], int(self.declarer), np.int64))  # fmt: skip
+        self._start(g, self._deal(g.shape[0]), d)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """New deals in every game (the board queue restarts); returns :meth:`observe`."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self._next_board = 0
+        self.board_of[:] = -1
+        self._new_deals(np.arange(self.batch))
+        self._started = True
+        return self.observe()
+
+    def reset_games(self, games: Sequence[int] | np.ndarray, hands: object = None,
+                    declarer: int | Sequence[int] | np.ndarray | None = None,
+                    must_double: int | Sequence[int] | np.ndarray = 0) -> None:  # fmt: skip
+        """Restart ``games`` with given ``hands`` (``uint64 [n, 4]`` masks or n lists of 4 card lists;
+        default: shuffled) and ``declarer`` (default: the env's), e.g. for duplicate boards.
+        ``must_double``: seat masks whose R6.4 obligation is due (default none)."""
+        g = np.asarray(games, np.int64).reshape(-1)
+        if (g.size and ((g < 0) | (g >= self.batch)).any()) or np.unique(g).size != g.size:
+            raise ValueError(f"bad games {games!r}: expected distinct indices in 0..{self.batch - 1}")
+        h = self._deal(g.shape[0]) if hands is None else self._hand_masks(hands)
+        if h.shape[0] != g.shape[0]:
+            raise ValueError(f"reset_games: {h.shape[0]} hands for {g.shape[0]} games")
+        if declarer is None:
+            d = (self.rng.integers(0, 4, g.shape[0]) if self.declarer == "random"
+                 else np.full(g.shape[0], int(self.declarer), np.int64))  # fmt: skip
+        else:
+            d = np.broadcast_to(np.asarray(declarer, np.int64), g.shape).copy()
+            if ((d < 0) | (d > 3)).any():
+                raise ValueError(f"bad declarer {declarer!r}: expected seats 0..3")
+        md = np.broadcast_to(np.asarray(must_double, np.int64), g.shape)
+        self.board_of[g] = -1
+        self._start(g, h, d, md)
+        self._started = True
+
+    @property
+    def seat(self) -> np.ndarray:
+        """Seat on move per game; -1 for deals over (``auto_reset=False``) or inactive games."""
+        return np.where(self.state.phase != OVER, self.state.to_move, -1)
+
+    @property
+    def finished(self) -> bool:
+        """True once a board queue is used up and every game is over."""
+        return not self.active.any()
+
+    def legal(self) -> tuple[np.ndarray, np.ndarray]:
+        """The legal actions as two ``uint64`` words per game (see ``core.legal_words``); cached."""
+        if self._legal is None:
+            self._legal = legal_words(self.state, self.tables)
+        return self._legal
+
+    def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(obs float32 [B, OBS_SIZE], mask int8 [B, 87], seat int64 [B])`` for the seat on move of each
+        game (or for ``seats``; masks are then zero for seats not on move, as in the AEC env). The arrays
+        are buffers reused by the next call: copy what you keep."""
+        self._need_start()
+        seat = self.seat
+        obs_seat = seat if seats is None else np.where(seat >= 0, np.asarray(seats, np.int64), -1)
+        zero_tail(self.obs)
+        observe_into(self.state, self.tables, obs_seat, self.obs)
+        low, high = self.legal()
+        masks_into(low, high, self.mask)
+        if seats is not None:
+            self.mask[obs_seat != seat] = 0
+        return self.obs, self.mask, seat
+
+    def action_masks(self) -> np.ndarray:
+        """Only the ``int8 [B, 87]`` masks of the seats on move (no observation)."""
+        self._need_start()
+        low, high = self.legal()
+        return masks_into(low, high, self.mask)
+
+    def step(self, actions: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Apply one action per game (ignored for inactive / over games); returns ``(rewards float32
+        [B, 4], done bool [B])``. Finished deals restart at once unless ``auto_reset=False``.
+        Illegal actions raise ``ValueError`` naming the games and their legal actions; nothing moves then."""
+        self._need_start()
+        a = np.asarray(actions).reshape(-1)
+        if a.shape[0] != self.batch or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be {self.batch} ints (one per game), got shape {a.shape} {a.dtype}")
+        st = self.state
+        live = st.phase != OVER
+        low, high = self.legal()
+        bad = live & ~is_legal(low, high, a)
+        if bad.any():
+            raise self._illegal(a, np.flatnonzero(bad))
+        a = np.where(live, a, 0)  # apply() dispatches on phase: games over are skipped
+        ended = apply(st, self.tables, a)
+        self._legal = None
+        rewards = np.zeros((self.batch, 4), np.float32)
+        done = np.zeros(self.batch, bool)
+        if ended.size:
+            rewards[ended] = st.scores[ended]
+            done[ended] = True
+            if self.auto_reset:
+                self._new_deals(ended)
+        return rewards, done
+
+    def _illegal(self, a: np.ndarray, games: np.ndarray) -> ValueError:
+        low, high = self.legal()
+        parts = []
+        for g in games[:5]:
+            words = int(low[g]) | int(high[g]) << DECLARE_BASE
+            legal = [i for i in range(NUM_ACTIONS) if words >> i & 1]
+            try:
+                what = action_name(int(a[g]))
+            except ValueError:
+                what = repr(int(a[g]))
+            names = ", ".join(f"{action_name(x)} ({x})" for x in legal)
+            seat = int(self.state.to_move[g])
+            parts.append(f"game {g}: {what} ({int(a[g])}) is illegal for seat {seat}; legal are {names}")
+        more = f" (and {games.size - 5} more games)" if games.size > 5 else ""
+        return ValueError("illegal actions: " + "; ".join(parts) + more)
+
+    def _need_start(self) -> None:
+        if not self._started:
+            raise ValueError("call reset() (or reset_games()) before observe()/step()")
+
+    # ------------------------------------------------------------------ sizes
+    def nbytes(self) -> dict[str, int]:
+        """Bytes per game: engine state arrays, observation and mask buffers."""
+        b = self.batch
+        return {"state": self.state.nbytes() // b, "obs": self.obs.nbytes // b, "mask": self.mask.nbytes // b}
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per row of an ``int8 [B, A]`` mask (rows with no legal action get 0)."""
+    cum = np.cumsum(mask, axis=1, dtype=np.uint8)
+    pick = (rng.random(mask.shape[0]) * cum[:, -1]).astype(np.uint8)
+    return (cum <= pick[:, None]).argmin(axis=1)
+
+
+__all__ = ["VectorDeals", "random_actions"]

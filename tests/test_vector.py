@@ -1,0 +1,184 @@
+"""The batched engine (``barbu_env.vector``) against the reference engine, step by step.
+
+Differential tests: B games run in ``VectorDeals`` and, side by side, B reference ``Deal`` objects built
+from the same hands and declarer; every step the seat on move, the action mask (``Deal.legal_actions``),
+the observation (``observation.encode``), the rewards (``Deal.scores``, R8.1) and the deal ends must be
+identical. Random legal actions drive both; every contract is played under each rule option that matters
+in deal mode (R4.1, R4.4, R5.4, R5.5, R6.6, R6.7, R7.3, R7.5, R9, R10).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from barbu_env.actions import NUM_ACTIONS, action_id
+from barbu_env.cards import parse_cards
+from barbu_env.engine.deal import OVER, Deal
+from barbu_env.observation import OBS_SIZE, encode
+from barbu_env.rules import Rules, load_rules
+from barbu_env.vector import VectorDeals, random_actions
+
+TRICK_CONTRACTS = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two"]
+#: Per game, round-robin: full declaration, each contract with its parameter chosen by the declarer.
+SPECS = [None, *TRICK_CONTRACTS, "trumps", "fantan"]
+
+
+def reference(v: VectorDeals, g: int, spec: str | None) -> Deal:
+    """The reference deal of game ``g``, from its hands and declarer."""
+    hands = [int(h) for h in v.state.hands[g]]
+    declarer = int(v.state.declarer[g])
+    if spec in ("trumps", "fantan"):
+        return Deal.from_hands(hands, declarer, None, v.rules, available=(spec,))
+    return Deal.from_hands(hands, declarer, spec, v.rules)
+
+
+def ref_mask(deal: Deal) -> np.ndarray:
+    m = np.zeros(NUM_ACTIONS, np.int8)
+    m[deal.legal_actions()] = 1
+    return m
+
+
+def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: int) -> int:
+    """Play ``steps`` batched steps, checking every game against its reference; returns deals finished."""
+    v = VectorDeals(specs, rules, batch=batch, seed=seed)
+    v.reset()
+    spec_of = [specs[g % len(specs)] for g in range(batch)]
+    refs = [reference(v, g, spec_of[g]) for g in range(batch)]
+    rng = np.random.default_rng(seed)
+    finished = 0
+    for step in range(steps):
+        other = step % 5 == 4  # now and then observe the next seat instead of the one on move
+        seats = (v.seat + 1) % 4 if other else None
+        obs, mask, seat = v.observe(seats)
+        want_seat = np.array([d.current_player for d in refs])
+        np.testing.assert_array_equal(seat, want_seat)
+        obs_seats = want_seat if seats is None else seats
+        want_obs = np.stack([encode(d, int(s)) for d, s in zip(refs, obs_seats)])
+        bad = np.flatnonzero((obs != want_obs).any(axis=1))
+        if bad.size:
+            wrong = np.flatnonzero(obs[bad[0]] != want_obs[bad[0]])
+            raise AssertionError(f"step {step} game {bad[0]}: observation entries {wrong} differ")
+        if not other:
+            want_mask = np.stack([ref_mask(d) for d in refs])
+            np.testing.assert_array_equal(mask, want_mask, err_msg=f"step {step}")
+        else:
+            assert not mask.any()  # seats not on move get a zero mask
+            mask = v.action_masks()
+        actions = random_actions(mask, rng)
+        rewards, done = v.step(actions)
+        for g, d in enumerate(refs):
+            d.apply(int(actions[g]))
+            assert done[g] == (d.phase == OVER), f"step {step} game {g}: done"
+            if done[g]:
+                np.testing.assert_array_equal(rewards[g], d.scores, err_msg=f"step {step} game {g}")
+                refs[g] = reference(v, g, spec_of[g])
+                finished += 1
+            else:
+                assert not rewards[g].any()
+    return finished
+
+
+def test_classic_every_contract():
+    """Classic rules (R3-R8): declaration, doubling, all seven contracts; thousands of deals."""
+    assert run_differential(Rules(), SPECS, batch=320, steps=480, seed=1) > 2000
+
+
+OPTIONS = [
+    pytest.param({"hearts_lead": "until_broken", "king_discard": "forced"}, id="R4.1-until_broken+R4.4-forced"),
+    pytest.param({"hearts_lead": "free", "trump_lead": "free", "overtrump": "yes"}, id="R4.1-free+R5.4-free+R5.5-over"),
+    pytest.param({"overtrump": "yes", "king_discard": "forced"}, id="R5.5-overtrump+R4.4"),
+    pytest.param({"fantan_pass": "free", "ace_plays_again": True}, id="R7.3-free+R7.5"),
+    pytest.param({"doubling": "declarer_only", "undoubled_negative": "split"}, id="R6.7-declarer_only+R6.6-split"),
+    pytest.param({"doubling": "off"}, id="R6.7-off"),
+    pytest.param({"scoring": "basic52"}, id="R10-basic52"),
+    pytest.param({"scoring": "basic32", "ravage_city": True}, id="R10-basic32+R9"),
+    pytest.param({"ravage_city": True, "salad": True}, id="R9+R10.2-salad"),
+    pytest.param("online", id="online-preset"),
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_rule_options(options):
+    rules = load_rules(options) if isinstance(options, str) else Rules(**options)
+    specs = list(SPECS)
+    specs += [c for c in ("ravage_city", "salad") if getattr(rules, c)]
+    assert run_differential(rules, specs, batch=96, steps=240, seed=7) > 200
+
+
+def test_fixed_contracts_with_parameters():
+    """``trumps:S`` / ``fantan:7`` skip the declaration, as ``env(contract=...)`` does."""
+    assert run_differential(Rules(), ["trumps:S", "fantan:7", "no_king", "trumps:H", "fantan:A"], 80, 160, 3) > 100
+
+
+def test_scripted_trump_lead_e2():
+    """E2 / R5.4: a declarer holding trumps must lead one; R5.5: a void follower must trump."""
+    hands = [
+        "AS KS 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH",
+        "2S 3S AC KC QC JC TC 9C 8C 7C 6C 5C 4C",
+        "3C 2C AD KD QD JD TD 9D 8D 7D 6D 5D 4D",
+        "4S 5S 6S 7S 8S 9S TS JS QS KH AH 2D 3D",
+    ]
+    v = VectorDeals("trumps:S", Rules(doubling="off"), batch=2, seed=0)
+    v.reset_games([0, 1], hands=[hands, hands], declarer=[0, 1])
+    _, mask, seat = v.observe()
+    assert list(seat) == [0, 1]
+    assert sorted(np.flatnonzero(mask[0])) == parse_cards("KS AS")  # R5.4
+    assert sorted(np.flatnonzero(mask[1])) == parse_cards("2S 3S")
+    v.step(np.array([action_id("AS"), action_id("2S")]))
+    _, mask, seat = v.observe()
+    assert list(seat) == [1, 2]
+    assert sorted(np.flatnonzero(mask[0])) == parse_cards("2S 3S")  # R5.1: follow the trump lead
+    held = v.state.hands[1, 2] >> np.arange(52, dtype=np.uint64) & np.uint64(1)
+    assert sorted(np.flatnonzero(mask[1])) == sorted(np.flatnonzero(held))  # void in spades, no trump: any card (R5.1)
+
+
+def test_boards_queue_and_duplicate():
+    """A board queue is dealt in order; games go inactive once it is used up."""
+    rng = np.random.default_rng(5)
+    src = VectorDeals("no_queens", Rules(doubling="off"), batch=3, seed=9)
+    src.reset()
+    hands = src.state.hands.copy()
+    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0, boards=(hands, [0, 1, 2]))
+    v.reset()
+    assert list(v.board_of) == [0, 1]
+    np.testing.assert_array_equal(v.state.hands, hands[:2])
+    ended = []
+    while not v.finished:
+        _, mask, seat = v.observe()
+        assert ((seat >= 0) == v.active).all()
+        before = v.board_of.copy()
+        _, done = v.step(random_actions(mask, rng))
+        ended += list(before[done])
+    assert sorted(ended) == [0, 1, 2]
+    assert (v.seat == -1).all() and not v.observe()[1].any()
+
+
+def test_errors():
+    if "game" in Rules.__dataclass_fields__:  # Barbu King (R11) is not batched
+        with pytest.raises(ValueError, match=r"not supported by the batched engine.*supported: hearts_lead="):
+            VectorDeals(None, Rules(game="king", doubling="off"))
+    with pytest.raises(ValueError, match="not played under these rules"):
+        VectorDeals("salad", Rules())
+    with pytest.raises(ValueError, match=r"needs a parameter|unknown contract"):
+        VectorDeals("trumps:", Rules())
+    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0)
+    with pytest.raises(ValueError, match="reset"):
+        v.observe()
+    _, mask, _ = v.reset()
+    bad = np.array([int(np.flatnonzero(mask[0] == 0)[0]), int(np.flatnonzero(mask[1])[0])])
+    hands = v.state.hands.copy()
+    with pytest.raises(ValueError, match=r"game 0: .* is illegal .* legal are"):
+        v.step(bad)
+    np.testing.assert_array_equal(v.state.hands, hands)  # nothing moved
+    with pytest.raises(ValueError, match="do not deal"):
+        v.reset_games([0], hands=np.zeros((1, 4), np.uint64))
+
+
+def test_memory_and_shapes():
+    v = VectorDeals(None, Rules(), batch=8, seed=0)
+    obs, mask, seat = v.reset()
+    assert obs.shape == (8, OBS_SIZE) and obs.dtype == np.float32
+    assert mask.shape == (8, NUM_ACTIONS) and mask.dtype == np.int8 and seat.shape == (8,)
+    sizes = v.nbytes()
+    assert sizes["obs"] == 4 * OBS_SIZE and sizes["state"] < 1024
