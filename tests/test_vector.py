@@ -17,7 +17,7 @@ from barbu_env.cards import parse_cards
 from barbu_env.engine.deal import OVER, Deal
 from barbu_env.observation import OBS_SIZE, encode
 from barbu_env.rules import Rules, load_rules
-from barbu_env.vector import VectorDeals, random_actions
+from barbu_env.vector import VectorDeals, random_actions, unpack_observations
 
 TRICK_CONTRACTS = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two"]
 #: Per game, round-robin: full declaration, each contract with its parameter chosen by the declarer.
@@ -173,6 +173,22 @@ def test_errors():
     np.testing.assert_array_equal(v.state.hands, hands)  # nothing moved
     with pytest.raises(ValueError, match="do not deal"):
         v.reset_games([0], hands=np.zeros((1, 4), np.uint64))
+
+
+def test_packed_observations_unpack_to_observe():
+    """``observe_packed`` + ``unpack_observations`` give exactly ``observe``'s arrays, every phase."""
+    v = VectorDeals(SPECS, Rules(), batch=64, seed=4)
+    v.reset()
+    rng = np.random.default_rng(4)
+    for _ in range(90):
+        bits, numeric, mask_p, seat_p = v.observe_packed()
+        unpacked = unpack_observations(bits, numeric)
+        mask_p = mask_p.copy()
+        obs, mask, seat = v.observe()
+        np.testing.assert_array_equal(unpacked, obs)
+        np.testing.assert_array_equal(mask_p, mask)
+        np.testing.assert_array_equal(seat_p, seat)
+        v.step(random_actions(mask, rng))
 
 
 def test_memory_and_shapes():

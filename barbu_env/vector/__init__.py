@@ -7,6 +7,7 @@ backend can replace numpy without a redesign.
 """
 
 from .deals import VectorDeals, random_actions
+from .encode import unpack_observations
 from .tables import SUPPORTED, check_rules
 
-__all__ = ["SUPPORTED", "VectorDeals", "check_rules", "random_actions"]
+__all__ = ["SUPPORTED", "VectorDeals", "check_rules", "random_actions", "unpack_observations"]

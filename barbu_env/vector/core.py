@@ -174,29 +174,34 @@ def legal_cards(st: State, t: Tables) -> np.ndarray:
 
 def legal_doubles(st: State, t: Tables) -> np.ndarray:
     """i64 [B]: mask over the 8 doubling actions of the seat on move (R6.2-R6.4, R6.7); 0 outside DOUBLE."""
-    b = xp.arange(st.phase.shape[0])
-    s = st.to_move
-    d = st.declarer
-    k = xp.maximum(st.contract, 0)
+    out = xp.zeros(st.phase.shape[0], I64)
+    g = xp.flatnonzero(st.phase == DOUBLE)
+    if not g.size:
+        return out
+    s = st.to_move[g]
+    d = st.declarer[g]
+    k = st.contract[g]
     is_decl = s == d
     rd = (d - s) & 3  # declarer's relative seat (1..3) for a non-declarer
     decl_rel = xp.left_shift(1, xp.maximum(rd - 1, 0))
     wide = ~(t.positive[k] | t.declarer_only)
     allowed_nd = xp.where(wide, 7, decl_rel)
     # declarer: relative mask of the seats that doubled the declarer (redoubles only, R6.2)
+    dbl = st.doubles[g]
+    rows = xp.arange(g.shape[0])
     doubled_me = 0
     for i in range(3):
         q = (s + 1 + i) & 3
-        doubled_me = doubled_me | xp.where((st.doubles[b, q] >> d) & 1 == 1, 1 << i, 0)
+        doubled_me = doubled_me | xp.where((dbl[rows, q] >> d) & 1 == 1, 1 << i, 0)
     allowed = xp.where(is_decl, doubled_me, allowed_nd)
-    must = (~is_decl) & (((st.must_double >> s) & 1) == 1)
+    must = (~is_decl) & (((st.must_double[g] >> s) & 1) == 1)
     m = DOUBLE_SUBSETS_ARR[None, :]
     ok = (m & ~allowed[:, None]) == 0
     if t.declarer_only:
         ok &= ~is_decl[:, None] | (m == 0) | (m == allowed[:, None])
     ok &= ~must[:, None] | ((m & decl_rel[:, None]) != 0)
-    ok &= (st.phase == DOUBLE)[:, None]
-    return (ok.astype(I64) << xp.arange(8)).sum(axis=1)
+    out[g] = (ok.astype(I64) << xp.arange(8)).sum(axis=1)
+    return out
 
 
 def legal_words(st: State, t: Tables) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,7 @@ from ..engine.deal import parse_contract, validate_hands
 from ..observation import OBS_SIZE
 from ..rules import Rules, load_rules
 from .core import State, apply, bit, is_legal, legal_words, popcount
-from .encode import masks_into, observe_into, zero_tail
+from .encode import masks_into, observe_into, pack, packed_bytes, zero_tail
 from .tables import DECLARE, DOUBLE, NUM_DECL, OVER, U64, Tables, build_tables
 
 FAMILIES = ("trumps", "fantan")
@@ -251,6 +251,17 @@ class VectorDeals:
             self.mask[obs_seat != seat] = 0
         return self.obs, self.mask, seat
 
+    def observe_packed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The observations of the seats on move, packed for a device-side unpack: ``(bits uint8 [B, 143],
+        numeric float32 [B, 16], mask int8 [B, 87], seat [B])``; :func:`encode.unpack_observations` turns
+        ``(bits, numeric)`` into exactly the arrays of :meth:`observe` (a quarter of the bytes to move)."""
+        self._need_start()
+        seat = self.seat
+        w, num = pack(self.state, self.tables, seat)
+        low, high = self.legal()
+        masks_into(low, high, self.mask)
+        return packed_bytes(w), num.astype(np.float32), self.mask, seat
+
     def action_masks(self) -> np.ndarray:
         """Only the ``int8 [B, 87]`` masks of the seats on move (no observation)."""
         self._need_start()
@@ -312,9 +323,9 @@ class VectorDeals:
 
 def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A uniformly random legal action per row of an ``int8 [B, A]`` mask (rows with no legal action get 0)."""
-    cum = np.cumsum(mask, axis=1, dtype=np.uint8)
-    pick = (rng.random(mask.shape[0]) * cum[:, -1]).astype(np.uint8)
-    return (cum <= pick[:, None]).argmin(axis=1)
+    cum = np.cumsum(mask.T, axis=0, dtype=np.uint8)  # along actions, vectorised over the games
+    pick = (rng.random(mask.shape[0]) * cum[-1]).astype(np.uint8)
+    return (cum <= pick[None, :]).argmin(axis=0)
 
 
 __all__ = ["VectorDeals", "random_actions"]

@@ -19,6 +19,7 @@ from .tables import OVER, SUIT, U64, Tables, xp
 #: Packed words per game: the binary entries 0 .. FILLED - 1 (all blocks before the match-only ``remaining``).
 FILLED = BLOCKS["remaining"][0]
 NUM_WORDS = (FILLED + 63) // 64
+PACKED_BYTES = (FILLED + 7) // 8
 SEATS = np.arange(4)
 SUIT4 = SUIT[:4]
 #: ``DONE_ABS[declarer, step]``: absolute seats that took their doubling decision after ``step`` decisions.
@@ -68,9 +69,9 @@ def rot4(m: np.ndarray, s: np.ndarray) -> np.ndarray:
     return ((m | (m << 4)) >> s) & 15
 
 
-def observe_into(st: State, t: Tables, seat: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Fill ``out[B, OBS_SIZE]`` with the observation of ``seat[g]`` in each game (rows of seat -1 are 0).
-    The entries of the match-only blocks are left as they are (see :func:`zero_tail`)."""
+def pack(st: State, t: Tables, seat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The observation of ``seat[g]`` in each game, packed: ``uint64 [NUM_WORDS, B]`` words holding entries
+    ``0 .. FILLED - 1`` (entry i = bit i % 64 of word i // 64) and the ``float64 [B, 16]`` numeric deal part."""
     n_games = seat.shape[0]
     none = seat < 0
     s = xp.maximum(seat, 0)
@@ -112,8 +113,6 @@ def observe_into(st: State, t: Tables, seat: np.ndarray, out: np.ndarray) -> np.
         w[word] |= v << U64(sh)
         if sh + width > 64:
             w[word + 1] |= v >> U64(64 - sh)
-    bits = xp.unpackbits(w.T.copy().view(np.uint8), axis=1, count=FILLED, bitorder="little")
-    out[:, :FILLED] = bits
     # numeric part: tricks won, cards left, running points, passes (R5.3, R7.3); match part stays 0
     hn = float(t.hand_size)
     num = xp.empty((n_games, 16))
@@ -121,9 +120,38 @@ def observe_into(st: State, t: Tables, seat: np.ndarray, out: np.ndarray) -> np.
     num[:, 4:8] = popcount(cards[0]).T / hn
     num[:, 8:12] = ints[:, 1] / POINT_SCALE
     num[:, 12:16] = ints[:, 2] / hn
-    out[:, NUM_PART : NUM_PART + 16] = num
     if none.any():
-        out[none] = 0.0
+        w[:, none] = 0
+        num[none] = 0.0
+    return w, num
+
+
+def observe_into(st: State, t: Tables, seat: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Fill ``out[B, OBS_SIZE]`` with the observation of ``seat[g]`` in each game (rows of seat -1 are 0).
+    The entries of the match-only blocks are left as they are (see :func:`zero_tail`)."""
+    w, num = pack(st, t, seat)
+    out[:, :FILLED] = xp.unpackbits(w.T.copy().view(np.uint8), axis=1, count=FILLED, bitorder="little")
+    out[:, NUM_PART : NUM_PART + 16] = num
+    return out
+
+
+def packed_bytes(w: np.ndarray) -> np.ndarray:
+    """``uint8 [B, PACKED_BYTES]`` from packed words: entry i of the observation is bit ``i % 8``
+    (little-endian bit order) of byte ``i // 8``, for i < FILLED."""
+    return w.T.copy().view(np.uint8)[:, :PACKED_BYTES]
+
+
+def unpack_observations(bits: np.ndarray, numeric: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The ``float32 [B, OBS_SIZE]`` observations from :meth:`VectorDeals.observe_packed`'s ``(bits, numeric)``.
+    On a GPU the same is ``((bits[..., None] >> arange(8)) & 1).flatten(1)[:, :FILLED]`` for the binary
+    entries ``0 .. FILLED - 1``, ``numeric`` at ``NUM_PART .. NUM_PART + 15`` and zeros elsewhere."""
+    n = bits.shape[0]
+    if out is None:
+        out = np.zeros((n, OBS_SIZE), np.float32)
+    else:
+        zero_tail(out)
+    out[:, :FILLED] = np.unpackbits(bits, axis=1, count=FILLED, bitorder="little")
+    out[:, NUM_PART : NUM_PART + 16] = numeric
     return out
 
 
@@ -142,4 +170,13 @@ def zero_tail(out: np.ndarray) -> None:
     out[:, NUM_PART + 16 : OBS_SIZE] = 0.0
 
 
-__all__ = ["FILLED", "masks_into", "observe_into", "zero_tail"]
+__all__ = [
+    "FILLED",
+    "PACKED_BYTES",
+    "masks_into",
+    "observe_into",
+    "pack",
+    "packed_bytes",
+    "unpack_observations",
+    "zero_tail",
+]
