@@ -36,7 +36,8 @@ Trumps (R5.4, R5.5)
 Fantan (R7)
   - play the card that opens the most of one's own cards and the fewest unseen cards (cards held by
     others) on the far side; hold cards that block the opponents' runs; with ``fantan_pass=free``,
-    pass instead of opening a run that only helps the others.
+    pass instead of opening a run that only helps the others (unless the last three actions were
+    passes, so that heuristic players never stall the deal).
 """
 
 from __future__ import annotations
@@ -292,7 +293,9 @@ def _fantan_card(d: Deal, seat: int, m: int) -> int:
         if score > best_score:
             best_c, best_score = c, score
     if d.rules.fantan_pass == "free" and best_score < -1.5 and hand.bit_count() > 2:
-        return PASS
+        recent = d.history[-3:]
+        if len(recent) < 3 or any(a != PASS for _, a in recent):  # never stall the table
+            return PASS
     return best_c
 
 
@@ -388,8 +391,8 @@ def estimate(hand: int, contract: Contract, num_tricks: int, deck: int, declarer
         n = (hand & deck).bit_count()
         rel = n * _fantan_mean_cost(fantan_rank, deck) - _fantan_cost(hand, fantan_rank, deck)
         mean = sum(contract.fantan_points) / 4
-        est = mean + 1.2 * rel + (3.0 if declarer else 0.0)
-        return min(max(contract.fantan_points), max(min(contract.fantan_points), est))
+        est = mean + 0.8 * rel + (3.0 if declarer else 0.0)
+        return min(0.8 * max(contract.fantan_points), max(min(contract.fantan_points), est))
     if contract.positive:
         if trump >= 0:
             tricks = _trump_tricks(hand, trump)
