@@ -1,0 +1,196 @@
+"""A single-agent Gymnasium view of Barbu for Stable-Baselines3 / sb3-contrib ``MaskablePPO``.
+
+The learner sits in one seat (fixed, or drawn per episode); the three other seats are played by
+agents made with :func:`barbu_env.agents.make` (``"random"``, ``"heuristic"``, ``"pimc"``, a
+checkpoint path). Only numpy and gymnasium are imported here: SB3 itself is not needed to use it.
+
+Reward accounting (the bug of PettingZoo issue 1147 avoided): the reward returned by :meth:`step`
+is the learner's own points — the env's ``rewards[learner]`` summed over every underlying step from
+its action up to its next decision (or the end of the episode), opponents' moves included. Over an
+episode the rewards therefore sum to the learner's deal score (R8.1) or match total (R8.3), times
+``reward_scale`` (and divided by ``|contract total|`` with ``normalize=True``, deal mode).
+
+    from sb3_contrib import MaskablePPO
+    from barbu_env.wrappers import BarbuSingleAgentEnv
+
+    env = BarbuSingleAgentEnv(opponents="heuristic", contracts=["no_queens"], doubling="off")
+    model = MaskablePPO("MlpPolicy", env).learn(10_000)   # masks from env.action_masks()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..actions import NUM_ACTIONS
+from ..agents import Agent, make
+from ..env import AGENTS
+from ..env import env as make_env
+from ..observation import OBS_SIZE, observation_bounds
+from .common import check_contracts, contract_scale, sample_deal
+
+#: Resets that end before the learner's first decision are retried this many times.
+_MAX_EMPTY_RESETS = 100
+
+
+class BarbuSingleAgentEnv(gym.Env):
+    """One seat of ``barbu_env.env(**env_kwargs)`` as a Gymnasium env; the other seats are agents.
+
+    Args:
+        opponents: one agent spec for all three other seats, or three specs (given in seat order after
+            the learner: left, across, right, R1.3).
+        seat: the learner's seat 0..3, or ``"random"`` (default) for a fresh seat each episode.
+        contracts: deal mode only: draw each episode's contract uniformly from these names (family names
+            ``"trumps"``/``"fantan"`` get the parameter the heuristic names, see
+            :func:`barbu_env.wrappers.common.sample_deal`), with fresh hands and a random declarer.
+            ``None`` (default) leaves the deal to the env (its ``contract``/``declarer`` kwargs).
+        normalize: deal mode: divide rewards by the deal's ``|contract total|`` (one value scale for
+            every contract).
+        dict_obs: observations as ``{"observation", "action_mask"}`` (the env's Dict space) instead of
+            the bare float vector.
+        seed: seeds the deals, the seat draw and the opponents (``reset(seed=...)`` re-seeds).
+        env_kwargs: passed to :func:`barbu_env.env` (``rules``, rule options such as ``doubling="off"``,
+            ``reward_scale`` ...). Two defaults differ from the env's: ``mode="deal"`` and
+            ``illegal_action="terminate"`` (an illegal learner action ends the episode with
+            ``-illegal_penalty``, so algorithms without masking, e.g. plain PPO, can train; MaskablePPO
+            never picks one).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        opponents: str | Sequence[str] = "random",
+        seat: int | str = "random",
+        contracts: Sequence[str] | str | None = None,
+        normalize: bool = False,
+        dict_obs: bool = False,
+        seed: int | None = None,
+        **env_kwargs: Any,
+    ) -> None:
+        super().__init__()
+        env_kwargs.setdefault("mode", "deal")
+        env_kwargs.setdefault("illegal_action", "terminate")
+        self.aec = make_env(**env_kwargs)
+        self.raw = self.aec.unwrapped
+        if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= int(seat) < 4):
+            raise ValueError(f"bad seat {seat!r}: expected 0..3 or 'random'")
+        self.seat_choice = seat if seat == "random" else int(seat)
+        specs = [opponents] * 3 if isinstance(opponents, str) else list(opponents)
+        if len(specs) != 3:
+            raise ValueError(f"bad opponents {opponents!r}: expected one agent spec or three (one per other seat)")
+        self.opponent_specs = specs
+        self.opponents: list[Agent] = [make(s) for s in specs]
+        if contracts is not None and self.raw.mode != "deal":
+            raise ValueError("contracts= draws one contract per deal-mode episode: use it with mode='deal'")
+        if normalize and self.raw.mode != "deal":
+            raise ValueError("normalize=True divides by the deal's contract total: use it with mode='deal'")
+        self.contracts = check_contracts(contracts, self.raw.rules)
+        self.normalize = bool(normalize)
+        self.dict_obs = bool(dict_obs)
+        self.render_mode = self.raw.render_mode
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        if dict_obs:
+            self.observation_space = self.raw.observation_space(AGENTS[0])
+        else:
+            low, high = observation_bounds()
+            self.observation_space = spaces.Box(low, high, (OBS_SIZE,), np.float32)
+        self._rng = np.random.default_rng(seed)
+        self.seat = 0
+        self.agent = AGENTS[0]
+        self._mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._done = True
+        self._pending = 0.0
+
+    # ------------------------------------------------------------------ Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Start an episode and play the opponents up to the learner's first decision. ``options`` go to
+        the env's ``reset`` (``hands``, ``contract``, ``declarer`` ...), over those of ``contracts``."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        for _ in range(_MAX_EMPTY_RESETS):
+            self.seat = int(self._rng.integers(4)) if self.seat_choice == "random" else self.seat_choice
+            self.agent = AGENTS[self.seat]
+            opts: dict[str, Any] = {}
+            if self.contracts is not None:
+                opts = sample_deal(self._rng, self.raw.rules, self.contracts, self.raw.declarer)
+            opts.update(options or {})
+            env_seed = int(self._rng.integers(2**63))
+            self.aec.reset(seed=env_seed, options=opts)
+            for i, agent in enumerate(self.opponents):
+                agent.reset(int(self._rng.integers(2**63)) + i)
+            self._done = False
+            self._pending, over = self._play_opponents()  # credited with the learner's first step
+            if not over:
+                return self._obs(), self._info()
+        raise RuntimeError(f"{_MAX_EMPTY_RESETS} episodes in a row ended before seat {self.seat} had a decision")
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Apply the learner's action, then the opponents' moves up to its next decision. The reward is
+        the learner's points from this action to its next decision (see the module docstring)."""
+        if self._done:
+            raise RuntimeError("step() called on a finished episode: call reset() first")
+        self.aec.step(int(action))
+        reward = self._pending + self._take_reward()
+        self._pending = 0.0
+        more, over = self._play_opponents()
+        reward += more
+        self._done = over
+        info = self._info()
+        if over:
+            info["points"] = self._points()
+        return self._obs(), reward, over, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner now (bool[87]), for sb3-contrib's ``MaskablePPO``."""
+        return self._mask.astype(bool)
+
+    def render(self) -> str | None:
+        return self.raw.render()
+
+    def close(self) -> None:
+        self.aec.close()
+
+    # ------------------------------------------------------------------ internals
+    def _take_reward(self) -> float:
+        r = float(self.raw.rewards[self.agent])
+        if self.normalize and r:
+            r /= contract_scale(self.raw.deal)  # deal mode: rewards come when the deal is scored
+        return r
+
+    def _play_opponents(self) -> tuple[float, bool]:
+        """Opponents move until the learner is on move or the episode is over: (learner's reward, over)."""
+        aec, raw = self.aec, self.raw
+        reward = 0.0
+        while True:
+            if not raw.agents or all(raw.terminations.values()) or all(raw.truncations.values()):
+                return reward, True
+            current = aec.agent_selection
+            if current == self.agent:
+                return reward, False
+            seat = raw.agent_name_mapping[current]
+            agent = self.opponents[(seat - self.seat - 1) % 4]
+            aec.step(agent.act(aec, current))
+            reward += self._take_reward()
+
+    def _obs(self) -> Any:
+        o = self.aec.observe(self.agent)  # the mask is all zeros once the episode is over
+        self._mask = o["action_mask"]
+        return o if self.dict_obs else o["observation"]
+
+    def _points(self) -> float:
+        """The learner's raw points of the episode: its deal score or match total (R8.1, R8.3), or
+        ``-illegal_penalty`` when an illegal action ended it."""
+        if "illegal_action" in self.raw.infos.get(self.agent, {}):
+            return -self.raw.illegal_penalty
+        match = self.raw.match
+        return float(match.totals[self.seat] if match is not None else self.raw.deal.scores[self.seat])
+
+    def _info(self) -> dict[str, Any]:
+        deal = self.raw.deal
+        return {"seat": self.seat, "contract": deal.contract_text}
