@@ -1,10 +1,13 @@
-"""Contracts as data (RULES.md R4, R7, R9, R10).
+"""Contracts as data (RULES.md R4, R7, R9, R10, R11).
 
 A :class:`Contract` is a record: how the deal is played (tricks or Fantan), whether a trump suit is
 named, the hearts-lead restriction, how captured cards and trick positions score, and when the deal
 may stop early. Scoring is one function over captured cards and trick winners (see
 :meth:`Contract.trick_points`), so No tricks, No hearts, No queens, No King, No last two, Salad and
-Ravage City are rows of one table, built per scoring preset by :func:`contract_table`.
+Ravage City are rows of one table, built per scoring preset by :func:`contract_table`. Barbu King's
+eight contracts (R11.2, R11.4) are more rows, built for ``rules.game == "king"``; their points keep the
+game's sign (positive = bad for the taker, R11) and ``positive`` marks the contracts where scoring is
+good for the taker (Take tricks) or mixed (Domino), as seed 001 names them.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from .cards import ACE_OF_HEARTS, HEARTS, KING_OF_HEARTS, QUEENS, SUIT_MASK, deck_mask
+from .cards import ACE_OF_HEARTS, HEARTS, KING_OF_HEARTS, QUEENS, SUIT_MASK
 from .rules import Rules
 
 TRICKS, FANTAN = "tricks", "fantan"
@@ -47,7 +50,7 @@ class Contract:
     position_points: tuple[tuple[int, int], ...] = ()  # (trick index, negative from the end; points)
     ravage: int = 0  # R9.1: points shared by the largest single-suit count(s)
     end_when_captured: int = 0  # R4.2/R4.3: the deal ends once all these cards are captured
-    fantan_points: tuple[int, ...] = ()  # R7.4: by finishing order
+    fantan_points: tuple[int, ...] = ()  # R7.4 / R11.2: by finishing order, one entry per player
 
     def card_values(self) -> tuple[int, ...]:
         """Points for capturing each card id (52 entries; empty when no card scores)."""
@@ -61,7 +64,7 @@ class Contract:
         """The sum of all players' scores over one deal of this contract (E5)."""
         if self.play == FANTAN:
             return sum(self.fantan_points)
-        deck = deck_mask(rules.deck_size)
+        deck = rules.deck
         cards = sum(pts * (mask & deck).bit_count() for mask, pts in self.card_points)
         n = rules.hand_size
         return self.per_trick * n + cards + sum(self.position_values(n)) + self.ravage
@@ -106,6 +109,8 @@ def contract_table(rules: Rules) -> dict[str, Contract]:
 
 @cache
 def _contract_table(rules: Rules) -> dict[str, Contract]:
+    if rules.king:
+        return _king_table(rules.players, rules.short)
     t = dict(_TABLES[rules.scoring])
     if rules.ravage_city and rules.scoring == "classic":  # R9.2 keeps the classic table zero-sum
         t.update(king=-16, fantan=(55, 30, 10, -10))
@@ -127,6 +132,33 @@ def _contract_table(rules: Rules) -> dict[str, Contract]:
         )
     table.append(Contract("trumps", positive=True, trumps=True, per_trick=t["trump"]))
     table.append(Contract("fantan", play=FANTAN, positive=True, fantan_points=t["fantan"]))
+    return {c.name: c for c in table}
+
+
+#: R11.2 / R11.4: Domino points by finishing order, per number of players.
+KING_DOMINO: dict[int, tuple[int, ...]] = {3: (-40, 0, 40), 4: (-50, -20, 20, 40), 5: (-50, -25, 0, 25, 50)}
+#: R11.3: the contracts of the short game (deals 1-5).
+KING_SHORT = 5
+
+
+def _king_table(players: int, short: bool) -> dict[str, Contract]:
+    """Barbu King's contracts in their fixed order (R11.2); trick counts follow the hand size (R11.4)."""
+    trick, heart, queen, king = 5, 5, 20, 80
+    hearts = ((SUIT_MASK[HEARTS], heart),)
+    queens = ((QUEENS, queen),)
+    kh = ((1 << KING_OF_HEARTS, king),)
+    table = [
+        Contract("no_tricks", per_trick=trick),
+        Contract("no_hearts", hearts_lead=True, card_points=hearts),
+        Contract("no_queens", card_points=queens),  # R11.2: no early end
+        Contract("no_king", hearts_lead=True, card_points=kh),
+        Contract("salad", hearts_lead=True, per_trick=trick, card_points=hearts + queens + kh),
+        Contract("take_tricks", positive=True, per_trick=-trick),
+        Contract("no_first_last", position_points=((0, 40), (-1, 40))),
+        Contract("fantan", play=FANTAN, positive=True, fantan_points=KING_DOMINO[players]),
+    ]
+    if short:
+        table = table[:KING_SHORT]
     return {c.name: c for c in table}
 
 

@@ -1,8 +1,12 @@
 """Rule options: one frozen dataclass holding every option of RULES.md, with presets.
 
 ``Rules()`` is classic Barbu with every documented default. Presets live as YAML files under
-``configs/rules/`` (``classic``, ``ravage_city``, ``basic52``, ``basic32``, …) and are loaded with
-:func:`load_rules`; unknown keys and values are errors that list the valid ones.
+``configs/rules/`` (``classic``, ``ravage_city``, ``basic52``, ``basic32``, ``king``, …) and are loaded
+with :func:`load_rules`; unknown keys and values are errors that list the valid ones.
+
+Barbu King (R11) is the same engine with ``game="king"``: its contracts are rows of the same table
+(:mod:`barbu_env.contracts`) and its schedule is data (:class:`barbu_env.engine.Match`); ``players``
+(3, 4 or 5, R11.4), ``short`` and ``choose`` (R11.3) apply to it only.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import dataclasses
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+from .cards import DECK32, FULL_DECK
 
 #: Allowed values of each string option.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -26,6 +32,14 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "scoring": ("classic", "basic52", "basic32"),
 }
 BOOL_OPTIONS = ("ace_plays_again", "ravage_city", "salad")
+#: Options of the game itself (R11), kept apart from ``CHOICES``/``BOOL_OPTIONS`` because the classic
+#: observation's ``rules`` block is laid out from those two (its size must not change).
+GAMES = ("barbu", "king")
+PLAYER_COUNTS = (3, 4, 5)
+KING_BOOL_OPTIONS = ("short", "choose")
+#: Options that Barbu King (R11) does not have: (name, the only value allowed with ``game="king"``).
+_NOT_IN_KING = (("ravage_city", False), ("salad", False), ("scoring", "classic"), ("doubling", "off"),
+                ("undoubled_negative", "play"))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,10 @@ class Rules:
     ravage_city: bool = False  # R9: the eighth contract; 32 deals; No King -16, Fantan 55/30/10/-10
     scoring: str = "classic"  # R10.1: "classic" (R4), "basic52" or "basic32" (32-card deck)
     salad: bool = False  # R10.2: the Salad contract (No tricks+hearts+queens+King in one deal)
+    game: str = "barbu"  # R11: "barbu" (R1-R10) or "king" (Barbu King: 8 fixed deals, lowest total wins)
+    players: int = 4  # R1.3 / R11.4: number of seats; 3 or 5 only with game="king"
+    short: bool = False  # R11.3: King with deals 1-5 only (no Take tricks, No first or last, Domino)
+    choose: bool = False  # R11.3: King where the dealer is declarer and chooses each contract once
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -56,27 +74,87 @@ class Rules:
         for name in BOOL_OPTIONS:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"bad value {getattr(self, name)!r} for rule option {name!r}: expected true or false")
+        self._check_game()
         if self.undoubled_negative == "split" and self.doubling == "off":
             raise ValueError(
                 "undoubled_negative='split' needs a doubling phase: with doubling='off' no negative "
                 "deal could ever be played (use undoubled_negative='play')"
             )
 
+    def _check_game(self) -> None:
+        """R11: the game, its player count and its options; King excludes Barbu-only options."""
+        if self.game not in GAMES:
+            raise ValueError(f"bad value {self.game!r} for rule option 'game': expected one of {GAMES}")
+        if isinstance(self.players, bool) or self.players not in PLAYER_COUNTS:
+            raise ValueError(f"bad value {self.players!r} for rule option 'players': expected one of {PLAYER_COUNTS}")
+        for name in KING_BOOL_OPTIONS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"bad value {getattr(self, name)!r} for rule option {name!r}: expected true or false")
+        if self.game == "barbu":
+            if self.players != 4:
+                raise ValueError(
+                    f"players={self.players} needs game='king': Barbu is a 4-player game (R1.3); "
+                    "Barbu King has 3- and 5-player versions (R11.4)"
+                )
+            for name in KING_BOOL_OPTIONS:
+                if getattr(self, name):
+                    raise ValueError(f"{name}=True is a Barbu King option (R11.3): use it with game='king'")
+            return
+        for name, value in _NOT_IN_KING:
+            if getattr(self, name) != value:
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r} does not apply to Barbu King (R11.1: no doubling, no "
+                    f"trumps, its own contracts): with game='king' use {name}={value!r}"
+                )
+        if self.tiebreak == "extra_deals":
+            raise ValueError("tiebreak='extra_deals' is not supported with game='king': use 'none' or 'first_declarer'")
+        if self.schedule != "blocks" and not self.choose:
+            raise ValueError(
+                f"schedule={self.schedule!r} applies to Barbu King only with choose=True (R11.3); the "
+                "fixed order moves the dealer one seat left every deal (R11.1)"
+            )
+
+    @property
+    def king(self) -> bool:
+        """True for Barbu King (R11): points are bad, the lowest total wins."""
+        return self.game == "king"
+
+    @property
+    def score_sign(self) -> int:
+        """+1 when points are good (Barbu), -1 when they are bad (Barbu King, R11): the env's reward
+        is ``score_sign * points`` and agents maximise it."""
+        return -1 if self.game == "king" else 1
+
+    @property
+    def deck(self) -> int:
+        """Bitmask of the cards in play: 52, 32 with ``basic32`` (R10.1), King without 2♣ for 3
+        players and without 2♣ 2♦ for 5 (R11.4)."""
+        return _deck(self.scoring == "basic32", self.players)
+
     @property
     def deck_size(self) -> int:
-        """52, or 32 for the ``basic32`` scoring preset (R10.1)."""
-        return 32 if self.scoring == "basic32" else 52
+        """Cards in play: 52, 32 for ``basic32`` (R10.1), 51 or 50 for 3- or 5-player King (R11.4)."""
+        return self.deck.bit_count()
 
     @property
     def hand_size(self) -> int:
-        """Cards per player and tricks per deal: 13, or 8 with 32 cards."""
-        return self.deck_size // 4
+        """Cards per player and tricks per deal: 13, 8 with 32 cards, 17 / 10 for 3 / 5 players."""
+        return self.deck_size // self.players
 
     def replace(self, **changes: Any) -> Rules:
         """A copy with some options changed (validated)."""
         check_keys(changes)
         return dataclasses.replace(self, **changes)
 
+
+def _deck(deck32: bool, players: int) -> int:
+    if deck32:
+        return DECK32
+    return FULL_DECK & ~REMOVED_CARDS.get(players, 0)
+
+
+#: R11.4: cards taken out of the pack by player count (2♣ for 3 players, 2♣ and 2♦ for 5).
+REMOVED_CARDS: dict[int, int] = {3: 1 << 0, 5: 1 << 0 | 1 << 13}
 
 OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))
 PRESET_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
@@ -91,6 +169,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     "rotate": {"schedule": "rotate"},
     "spanish": {"king_discard": "forced"},
     "online": {"overtrump": "yes", "hearts_lead": "until_broken", "ace_plays_again": True, "salad": True},
+    "king": {"game": "king", "doubling": "off"},
+    "king_short": {"game": "king", "doubling": "off", "short": True},
+    "king_choose": {"game": "king", "doubling": "off", "choose": True},
+    "king3": {"game": "king", "doubling": "off", "players": 3},
+    "king5": {"game": "king", "doubling": "off", "players": 5},
 }
 
 

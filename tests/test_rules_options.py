@@ -25,6 +25,10 @@ DEFAULTS = {
     "ravage_city": False,  # R9
     "scoring": "classic",  # R10.1
     "salad": False,  # R10.2
+    "game": "barbu",  # R11
+    "players": 4,  # R1.3, R11.4
+    "short": False,  # R11.3
+    "choose": False,  # R11.3
 }
 #: Every value RULES.md names for each string option.
 VALUES = {

@@ -1,4 +1,4 @@
-"""One deal of Barbu: declare → double → trick play or Fantan → scored (RULES.md R2.3–R8).
+"""One deal of Barbu: declare → double → trick play or Fantan → scored (RULES.md R2.3–R8, R11).
 
 The state is plain ints and short lists: hands are bitmasks (one bit per card id, R1.2), the
 current trick is a list, and everything a search agent needs is copied by :meth:`Deal.clone`.
@@ -8,6 +8,9 @@ other action with a ``ValueError`` naming the legal ones.
 Besides the rules state, a deal keeps ``excluded[seat]``: cards that seat has *publicly shown* it
 cannot hold (voids, R5.4/R5.5 trump duties, R4.1 heart leads, R4.4 forced discards, R7.3 forced
 passes). The hidden-card sampler of :mod:`barbu_env.engine.infostate` reads it.
+
+The number of seats is ``rules.players`` (4; 3 or 5 in Barbu King, R11.4): per-seat lists have that
+length, play moves to ``(seat + 1) % n`` and a trick holds ``n`` cards.
 """
 
 from __future__ import annotations
@@ -39,7 +42,6 @@ from ..cards import (
     SUIT_MASK,
     above,
     cards_of,
-    deck_mask,
     format_card,
     parse_cards,
 )
@@ -90,10 +92,11 @@ def parse_contract(text: str | int) -> tuple[str, int, int]:
 
 
 def validate_hands(hands: Sequence[Sequence[str | int] | str], rules: Rules) -> list[int]:
-    """Bitmask hands from 4 lists of card strings/ids; raises ``ValueError`` saying what is wrong."""
-    if isinstance(hands, str) or len(hands) != 4:
-        raise ValueError(f"hands must be 4 lists of cards (one per seat), got {hands!r}")
-    deck = deck_mask(rules.deck_size)
+    """Bitmask hands from one list of card strings/ids per seat; raises ``ValueError`` saying what is wrong."""
+    n = rules.players
+    if isinstance(hands, str) or len(hands) != n:
+        raise ValueError(f"hands must be {n} lists of cards (one per seat), got {hands!r}")
+    deck = rules.deck
     seen: dict[int, int] = {}
     masks = []
     for seat, hand in enumerate(hands):
@@ -114,13 +117,18 @@ def validate_hands(hands: Sequence[Sequence[str | int] | str], rules: Rules) -> 
 
 def deal_hands(rng: np.random.Generator, rules: Rules) -> list[int]:
     """Shuffle the deck with ``rng`` and deal ``rules.hand_size`` cards to each seat (R1.4)."""
-    cards = _DECK_IDS[rules.deck_size]
-    bits = np.left_shift(_ONE, cards[rng.permutation(len(cards))]).reshape(4, -1)
+    deck = rules.deck
+    cards = _DECK_IDS.get(deck)
+    if cards is None:
+        cards = _DECK_IDS[deck] = np.array(cards_of(deck), dtype=np.uint64)
+    bits = np.left_shift(_ONE, cards[rng.permutation(len(cards))]).reshape(rules.players, -1)
     return np.bitwise_or.reduce(bits, axis=1).tolist()
 
 
 _ONE = np.uint64(1)
-_DECK_IDS = {n: np.array(cards_of(deck_mask(n)), dtype=np.uint64) for n in (52, 32)}
+_DECK_IDS: dict[int, np.ndarray] = {}  # deck mask -> its card ids
+#: ``RANK_MASK[r]``: the four cards of rank ``r``.
+RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
 
 
 class Deal:
@@ -133,7 +141,7 @@ class Deal:
         "tricks_won", "points", "played", "played_by", "excluded", "hearts_broken", "card_vals",
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
-        "reneged", "split", "_legal",
+        "reneged", "split", "n", "_legal",
     )  # fmt: skip
 
     # ----------------------------------------------------------------- construction
@@ -148,18 +156,22 @@ class Deal:
         must_double: int = 0,
         table: dict[str, Contract] | None = None,
     ) -> Deal:
-        """A deal from explicit hands (4 card lists, or 4 bitmasks); ``contract`` skips the declaration.
+        """A deal from explicit hands (a card list or a bitmask per seat); ``contract`` skips the declaration.
 
         ``available`` limits the declarer's choice (a match passes the unused contracts, R3.1);
         ``must_double`` is a seat mask of players whose R6.4 obligation is due in this deal.
         """
         rules = rules or Rules()
-        if not (isinstance(declarer, int) and 0 <= declarer < 4):
-            raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..3")
-        if len(hands) == 4 and all(isinstance(h, int) for h in hands):
+        n = rules.players
+        if not (isinstance(declarer, int) and 0 <= declarer < n):
+            raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..{n - 1}")
+        if len(hands) == n and all(isinstance(h, int) for h in hands):
             masks = list(hands)  # bitmasks: checked as a whole below
-            deck = deck_mask(rules.deck_size)
-            if masks[0] | masks[1] | masks[2] | masks[3] != deck or any(
+            deck = rules.deck
+            union = 0
+            for h in masks:
+                union |= h
+            if union != deck or any(
                 h.bit_count() != rules.hand_size for h in masks
             ):
                 validate_hands([cards_of(h) for h in masks], rules)  # raises with the reason
@@ -170,32 +182,33 @@ class Deal:
         d.rules = rules
         d.table = table if table is not None else contract_table(rules)
         names = tuple(d.table) if available is None else tuple(available)
-        for n in names:
-            if n not in d.table:
-                raise ValueError(f"unknown contract {n!r} under these rules: valid are {list(d.table)}")
+        for name in names:
+            if name not in d.table:
+                raise ValueError(f"unknown contract {name!r} under these rules: valid are {list(d.table)}")
         d.available = names
         d.must_double = must_double
         d.num_tricks = rules.hand_size
-        d.deck = deck_mask(rules.deck_size)
+        d.deck = rules.deck
+        d.n = n
         d.hands = masks
         d.declarer = declarer
         d.phase = DECLARE
         d.to_move = declarer
         d.contract = None
         d.trump = d.fantan_rank = -1
-        d.doubles = [0, 0, 0, 0]
+        d.doubles = [0] * n
         d.double_step = 0
         d.trick = []
         d.trick_mask = 0
         d.leader = declarer
         d.led = d.best = d.winner = d.top_trump = -1
         d.trick_no = 0
-        d.captured = [0, 0, 0, 0]
-        d.tricks_won = [0, 0, 0, 0]
-        d.points = [0, 0, 0, 0]
+        d.captured = [0] * n
+        d.tricks_won = [0] * n
+        d.points = [0] * n
         d.played = 0
-        d.played_by = [0, 0, 0, 0]
-        d.excluded = [0, 0, 0, 0]
+        d.played_by = [0] * n
+        d.excluded = [0] * n
         d.hearts_broken = False
         d.card_vals = d.pos_vals = ()
         d.force_king = False
@@ -204,7 +217,7 @@ class Deal:
         d.fantan_hi = [-1] * 4
         d.playable = 0
         d.finished = []
-        d.passes = [0, 0, 0, 0]
+        d.passes = [0] * n
         d.last_trick = None
         d.history = []
         d.contract_scores = d.settlement = d.scores = None
@@ -332,7 +345,7 @@ class Deal:
             if name == "trumps":
                 out.extend(range(TRUMPS_BASE, TRUMPS_BASE + 4))
             elif name == "fantan":
-                out.extend(FANTAN_BASE + r for r in range(13) if self.deck >> r & 1)
+                out.extend(FANTAN_BASE + r for r in range(13) if self.deck & RANK_MASK[r])
             else:
                 out.append(DECLARE_BASE + PLAIN_CONTRACTS.index(name))
         return sorted(out)
@@ -405,7 +418,7 @@ class Deal:
             name, trump, rank = parse_contract(contract)
         if name not in self.table:
             raise ValueError(f"contract {name!r} is not played under these rules: valid are {list(self.table)}")
-        if rank >= 0 and not self.deck >> rank & 1:
+        if rank >= 0 and not self.deck & RANK_MASK[rank]:
             raise ValueError(f"Fantan rank {'23456789TJQKA'[rank]} is not in the {self.rules.deck_size}-card deck")
         c = self.table[name]
         self.contract, self.trump, self.fantan_rank = c, trump, rank
@@ -433,7 +446,7 @@ class Deal:
         if self.rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
             self.split = True  # R6.6: the deal is not played
             self.contract_scores = split_scores(self.contract.total(self.rules), self.declarer)
-            self.settlement = [0, 0, 0, 0]
+            self.settlement = [0] * self.n
             self.scores = list(self.contract_scores)
             self.phase = OVER
             return
@@ -487,15 +500,17 @@ class Deal:
                 self.hearts_broken = True
         trick.append(c)
         self.trick_mask |= bit
-        if len(trick) < 4:
-            self.to_move = (p + 1) & 3
+        n = self.n
+        if len(trick) < n:
+            self.to_move = (p + 1) % n
             return
         # trick complete (R5.2, R5.3)
         w = self.winner
         vals = self.card_vals
         pts = self.contract.per_trick + self.pos_vals[self.trick_no]
         if vals:
-            pts += vals[trick[0]] + vals[trick[1]] + vals[trick[2]] + vals[trick[3]]
+            for c in trick:
+                pts += vals[c]
         self.points[w] += pts
         captured = self.captured
         captured[w] |= self.trick_mask
@@ -507,9 +522,8 @@ class Deal:
         self.led = self.best = self.winner = self.top_trump = -1
         self.leader = self.to_move = w
         end = self.contract.end_when_captured
-        if self.trick_no == self.num_tricks or (
-            end and (captured[0] | captured[1] | captured[2] | captured[3]) & end == end
-        ):  # R4.2 / R4.3 early ends
+        if self.trick_no == self.num_tricks or (end and self.played & end == end):  # R4.2 / R4.3 early ends
+            # (between tricks every played card has been captured)
             self._finish()
 
     def _infer_follow(self, p: int, c: int, suit: int) -> None:
@@ -558,8 +572,8 @@ class Deal:
         self.playable = pl
         if not self.hands[p]:
             self.finished.append(p)
-            if len(self.finished) == 3:  # R7.4
-                self.finished.append(next(s for s in range(4) if s not in self.finished))
+            if len(self.finished) == self.n - 1:  # R7.4: all but one out; the last one is last
+                self.finished.append(next(s for s in range(self.n) if s not in self.finished))
                 self._finish()
                 return
         if r == ACE and self.rules.ace_plays_again and self.hands[p]:
@@ -576,15 +590,16 @@ class Deal:
         self._next_fantan_player(p)
 
     def _next_fantan_player(self, p: int) -> None:
-        q = (p + 1) & 3
+        n = self.n
+        q = (p + 1) % n
         while not self.hands[q]:  # R7.4: players out are skipped
-            q = (q + 1) & 3
+            q = (q + 1) % n
         self.to_move = q
 
     def _finish(self) -> None:
         c = self.contract
         if c.play == FANTAN:
-            scores = [0, 0, 0, 0]
+            scores = [0] * self.n
             for place, seat in enumerate(self.finished):
                 scores[seat] = c.fantan_points[place]
         else:
@@ -600,14 +615,16 @@ class Deal:
 
     def renege(self, seat: int) -> None:
         """R8.2 penalty: ``seat`` loses the absolute contract total, no one else scores, doubles are
-        not settled and the deal ends (the contract counts as played)."""
+        not settled and the deal ends (the contract counts as played). In Barbu King, where points are
+        bad (R11), "losing" means scoring ``+|total|``."""
         if self.contract is None or self.phase == OVER:
             raise ValueError("a renege penalty applies only to a declared deal in play")
-        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 4:
-            raise ValueError(f"bad renege seat {seat!r}: expected a seat 0..3")
-        total = abs(self.contract.total(self.rules))
-        self.contract_scores = [-total if s == seat else 0 for s in range(4)]
-        self.settlement = [0, 0, 0, 0]
+        n = self.n
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
+            raise ValueError(f"bad renege seat {seat!r}: expected a seat 0..{n - 1}")
+        penalty = -self.rules.score_sign * abs(self.contract.total(self.rules))
+        self.contract_scores = [penalty if s == seat else 0 for s in range(n)]
+        self.settlement = [0] * n
         self.scores = list(self.contract_scores)
         self.reneged = seat
         self.phase = OVER
@@ -621,4 +638,6 @@ class Deal:
         )
 
 
-__all__ = ["Deal", "Phase", "contract_name", "deal_hands", "mask_to_list", "parse_contract", "validate_hands"]
+__all__ = [
+    "RANK_MASK", "Deal", "Phase", "contract_name", "deal_hands", "mask_to_list", "parse_contract", "validate_hands",
+]  # fmt: skip
