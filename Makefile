@@ -13,6 +13,10 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q -e ".[dev,train]"
 	# OpenSpiel / Shimmy are only the benchmark's reference systems: optional
 	-$(PY) -m pip install -q -e ".[bench]"
+	# RL framework adapters (tests skip a framework that is missing): optional, one line each
+	-$(PY) -m pip install -q -e ".[sb3]" "torch==2.13.0"
+	-$(PY) -m pip install -q -e ".[torchrl]" "torch==2.13.0"
+	-$(PY) -m pip install -q -e ".[rllib]" "torch==2.13.0"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -33,6 +33,20 @@ def _random_masked(rng, mask) -> int:
     return int(rng.choice(np.flatnonzero(mask)))
 
 
+def test_wrappers_import_no_framework():
+    """``import barbu_env`` and the single-agent wrapper import neither torch nor any RL framework."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, barbu_env, barbu_env.wrappers; from barbu_env.wrappers import BarbuSingleAgentEnv; "
+        "print([m for m in ('torch', 'ray', 'torchrl', 'tensordict', 'stable_baselines3', 'sb3_contrib') "
+        "if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 # ================================================================== single-agent wrapper (SB3)
 def test_gymnasium_check_env_passes():
     from gymnasium.utils.env_checker import check_env
