@@ -7,7 +7,7 @@ It never holds another seat's hidden cards.
 
 :func:`sample_hidden` deals the unseen cards to the other seats so that every seat gets its hand
 size and no seat gets a card it has shown it cannot hold. Cards are placed one by one; before each
-placement, Hall's condition over the 8 subsets of the three hidden seats checks that the rest can
+placement, Hall's condition over the subsets of the hidden seats (8 for 4 players) checks that the rest can
 still be placed, so sampling never fails on a consistent state. Each card goes to an allowed seat
 with probability proportional to that seat's free places (close to uniform, not exactly uniform
 over all consistent deals).
@@ -67,13 +67,18 @@ class InfoState:
 
 
 def _feasible(counts: list[int], caps: list[int]) -> bool:
-    """Hall's condition: for every subset S of the 3 hidden seats, the cards allowed only in S fit."""
-    for s in range(1, 8):
+    """Hall's condition: for every subset S of the hidden seats, the cards allowed only in S fit."""
+    full = len(counts)
+    k = len(caps)
+    for s in range(1, full):
         need = 0
-        for t in range(1, 8):
+        for t in range(1, full):
             if t & ~s == 0:
                 need += counts[t]
-        cap = (caps[0] if s & 1 else 0) + (caps[1] if s & 2 else 0) + (caps[2] if s & 4 else 0)
+        cap = 0
+        for i in range(k):
+            if s >> i & 1:
+                cap += caps[i]
         if need > cap:
             return False
     return counts[0] == 0
@@ -88,7 +93,8 @@ def sample_hidden(
     hands of ``deal`` are ignored except for their sizes when ``hand_sizes`` is not given. Raises
     ``ValueError`` if no consistent deal exists (which cannot happen for a state reached by play).
     """
-    others = [s for s in range(4) if s != seat]
+    n = len(deal.hands)
+    others = [s for s in range(n) if s != seat]
     unseen = deal.deck & ~deal.hands[seat] & ~deal.played
     sizes = hand_sizes if hand_sizes is not None else [h.bit_count() for h in deal.hands]
     caps = [sizes[s] for s in others]
@@ -100,7 +106,7 @@ def sample_hidden(
     if len(cards) != sum(caps):
         raise ValueError("inconsistent state: unseen cards do not match the hidden hand sizes")
     allowed_of = []
-    counts = [0] * 8
+    counts = [0] * (1 << len(others))
     for c in cards:
         t = sum(1 << i for i, s in enumerate(others) if not deal.excluded[s] >> c & 1)
         allowed_of.append(t)
@@ -108,12 +114,12 @@ def sample_hidden(
     if not _feasible(counts, caps):
         raise ValueError(f"no deal of the hidden cards is consistent with seat {seat}'s information")
     order = rng.permutation(len(cards))
-    hands = [0, 0, 0, 0]
+    hands = [0] * n
     hands[seat] = deal.hands[seat]
     for idx in order:
         c, t = cards[idx], allowed_of[idx]
         counts[t] -= 1
-        choices = [i for i in range(3) if t >> i & 1 and caps[i] > 0]
+        choices = [i for i in range(len(others)) if t >> i & 1 and caps[i] > 0]
         weights = np.array([caps[i] for i in choices], dtype=float)
         picks = rng.choice(len(choices), size=len(choices), replace=False, p=weights / weights.sum())
         for j in picks:

@@ -1,8 +1,20 @@
-"""A match of classic Barbu (RULES.md R2, R6.4, R8.3): the declarer schedule, each declarer's unused
-contracts, the doubling obligation, running totals and the tie-breaks.
+"""A match of classic Barbu (RULES.md R2, R6.4, R8.3) or Barbu King (R11): the declarer schedule, each
+declarer's unused contracts, the doubling obligation, running totals and the tie-breaks.
 
 The schedule is data: :meth:`Match.declarer_of` maps a deal number to its declarer, and the
 contracts each declarer owes are the rows of the contract table.
+
+Barbu King (``rules.game == "king"``), reading of R11:
+
+- fixed order (R11.1, R11.2): deal ``k`` plays the ``k``-th contract of the table. Its ``declarer`` is
+  the player to the dealer's left, who leads the first trick and, in Domino, names the start rank (a
+  declaration with only ``declare:fantan:*`` legal); the dealer is ``declarer - 1`` and moves one seat
+  left each deal, so deal ``k`` is declared by ``(first_declarer + k) % n``. ``short`` stops after 5.
+- ``choose`` (R11.3): the dealer is the declarer ("Declarante"): it chooses a contract it has not yet
+  chosen (and the rank, for Domino) and leads the first trick, as seed 001 says ("será o responsável
+  por abrir a primeira rodada da mão, e também por escolher qual será o contrato"); ``schedule``
+  ``blocks`` or ``rotate`` as R2.2, ``n`` times 8 (or 5) deals.
+- the lowest total wins (R11); ``tiebreak="first_declarer"`` breaks ties as in R2.4.
 """
 
 from __future__ import annotations
@@ -12,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..contracts import EXTRA_DEAL, contract_table
+from ..contracts import EXTRA_DEAL, FANTAN, contract_table
 from ..rules import Rules
 from .deal import Deal, deal_hands, validate_hands
 
@@ -48,16 +60,20 @@ class Match:
     ) -> None:
         self.rules = rules or Rules()
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        if not (isinstance(first_declarer, int) and 0 <= first_declarer < 4):
-            raise ValueError(f"bad first declarer {first_declarer!r}: expected a seat 0..3")
+        n = self.n = self.rules.players
+        if not (isinstance(first_declarer, int) and 0 <= first_declarer < n):
+            raise ValueError(f"bad first declarer {first_declarer!r}: expected a seat 0..{n - 1}")
         self.first_declarer = first_declarer
         self.table = contract_table(self.rules)
+        #: R11.1: Barbu King's fixed order (no declarer choice); False with ``choose`` and in Barbu.
+        self.fixed_order = self.rules.king and not self.rules.choose
         self.per_declarer = len(self.table)
-        self.num_deals = 4 * self.per_declarer  # R2.1 / R9.2 / R10.2
-        self.used: list[list[str]] = [[], [], [], []]
+        # R2.1 / R9.2 / R10.2 / R11.3: every declarer declares every contract once; R11.1: 8 (5) deals
+        self.num_deals = self.per_declarer if self.fixed_order else n * self.per_declarer
+        self.used: list[list[str]] = [[] for _ in range(n)]
         #: ``doubled[d][s]``: times seat s doubled declarer d in d's deals (R6.4).
-        self.doubled = [[0] * 4 for _ in range(4)]
-        self.totals = [0, 0, 0, 0]
+        self.doubled = [[0] * n for _ in range(n)]
+        self.totals = [0] * n
         self.records: list[DealRecord] = []
         self.deal_no = 0
         self.extra_deals = 0
@@ -67,10 +83,23 @@ class Match:
 
     # ----------------------------------------------------------------- schedule
     def declarer_of(self, k: int) -> int:
-        """Declarer of deal ``k`` (0-based), R2.2 ``blocks`` or ``rotate``."""
-        if self.rules.schedule == "rotate":
-            return (self.first_declarer + k) % 4
-        return (self.first_declarer + k // self.per_declarer) % 4
+        """Declarer of deal ``k`` (0-based), R2.2 ``blocks`` or ``rotate``; in King's fixed order the
+        player to the dealer's left, one seat further left each deal (R11.1)."""
+        if self.rules.schedule == "rotate" or self.fixed_order:
+            return (self.first_declarer + k) % self.n
+        return (self.first_declarer + k // self.per_declarer) % self.n
+
+    def dealer_of(self, k: int) -> int:
+        """Dealer of deal ``k``: the declarer, except in King's fixed order, where the declarer is the
+        player to the dealer's left (R11.1)."""
+        d = self.declarer_of(k)
+        return (d - 1) % self.n if self.fixed_order else d
+
+    def contract_of(self, k: int) -> str | None:
+        """The contract of deal ``k`` in King's fixed order (R11.2), or None where the declarer chooses."""
+        if not self.fixed_order or k >= self.num_deals:
+            return None
+        return list(self.table)[k]
 
     def deals_left_of(self, declarer: int, from_deal: int) -> int:
         """Deals of ``declarer`` from deal ``from_deal`` (included) to the end of the match."""
@@ -82,7 +111,7 @@ class Match:
             return 0
         left = self.deals_left_of(declarer, from_deal)
         due = 0
-        for s in range(4):
+        for s in range(self.n):
             owed = OBLIGATION - self.doubled[declarer][s]
             if s != declarer and owed > 0 and owed >= left:
                 due |= 1 << s
@@ -91,11 +120,14 @@ class Match:
     def outstanding(self, declarer: int) -> list[int]:
         """Doubles each seat still owes ``declarer`` (0 for the declarer itself)."""
         if self.rules.doubling == "off":
-            return [0, 0, 0, 0]
-        return [0 if s == declarer else max(0, OBLIGATION - self.doubled[declarer][s]) for s in range(4)]
+            return [0] * self.n
+        return [0 if s == declarer else max(0, OBLIGATION - self.doubled[declarer][s]) for s in range(self.n)]
 
     def remaining_contracts(self, seat: int) -> list[str]:
-        """Contracts ``seat`` has not yet declared, in table order (R3.1)."""
+        """Contracts ``seat`` has not yet declared, in table order (R3.1); in King's fixed order the
+        contracts of the deals still to come, the same for every seat (R11.2)."""
+        if self.fixed_order:
+            return list(self.table)[self.deal_no:]
         return [n for n in self.table if n not in self.used[seat]]
 
     def _new_deal(self, hands: list[int] | None = None, contract: str | None = None) -> Deal:
@@ -107,11 +139,14 @@ class Match:
             rules = self.rules.replace(doubling="off", undoubled_negative="play")
             return Deal.from_hands(hands, declarer, EXTRA_DEAL, rules, available=())
         d = self.declarer_of(k)
-        available = self.remaining_contracts(d)
+        fixed = self.contract_of(k)
+        available = self.remaining_contracts(d) if fixed is None else [fixed]
         if contract is not None:
             name = contract.split(":")[0]
             if name not in available:
                 raise ValueError(f"contract {contract!r} is not available to seat {d}: choose from {available}")
+        elif fixed is not None and self.table[fixed].play != FANTAN:
+            contract = fixed  # R11.1: no declaration; Domino's declarer still names the rank (R11.2)
         return Deal.from_hands(hands, d, contract, self.rules, available=available,
                                must_double=self.obligation_due(d, k), table=self.table)  # fmt: skip
 
@@ -155,12 +190,12 @@ class Match:
         self.records.append(rec)
         if self.deal_no < self.num_deals:
             self.used[deal.declarer].append(deal.contract.name)
-            for s in range(4):
+            for s in range(self.n):
                 if s != deal.declarer and deal.doubles[s] >> deal.declarer & 1:
                     self.doubled[deal.declarer][s] += 1
         else:
             self.extra_deals += 1
-        for s in range(4):
+        for s in range(self.n):
             self.totals[s] += deal.scores[s]
         self.deal_no += 1
         if self.deal_no >= self.num_deals and not self._needs_extra_deal():
@@ -175,9 +210,10 @@ class Match:
         return self.rules.tiebreak == "extra_deals" and tied and self.extra_deals < MAX_EXTRA_DEALS
 
     def _decide_winners(self) -> list[int]:
-        """R2.4: highest total wins; ``first_declarer`` breaks ties by declaring order."""
-        top = max(self.totals)
-        tied = [s for s in range(4) if self.totals[s] == top]
+        """R2.4: highest total wins (R11: lowest, in Barbu King); ``first_declarer`` breaks ties by
+        declaring order."""
+        top = min(self.totals) if self.rules.king else max(self.totals)
+        tied = [s for s in range(self.n) if self.totals[s] == top]
         if len(tied) > 1 and self.rules.tiebreak == "first_declarer":
             first_deal = {s: next(k for k in range(self.num_deals) if self.declarer_of(k) == s) for s in tied}
             return [min(tied, key=first_deal.__getitem__)]
