@@ -450,6 +450,9 @@ def markdown(summary: dict[str, Any]) -> str:
         if "overall" in summary:
             n = next(iter(summary["overall"].values()))["n"]
             lines.append(f"| **all** | {n} | " + " | ".join(_fmt(summary["overall"][lab]) for lab in labels) + " |")
+    if cfg["mode"] == "deal":
+        lines += ["", "Board i is declared by seat i % 4; Trumps and Fantan are played with the trump suit / start "
+                  "rank the heuristic names for the declarer's hand (fixed per board)."]  # fmt: skip
     rules = {k: v for k, v in cfg["rules"].items() if v != getattr(Rules(), k)}
     lines += ["", f"Rules (differences from classic): {rules or 'none'}. Agents: {', '.join(cfg['agents'])}."]
     return "\n".join(lines) + "\n"
