@@ -1,7 +1,8 @@
 """Barbu as a PettingZoo AEC environment (``barbu_v0``): a thin adapter over the engine (RULES.md R1–R9).
 
 ``env(**kwargs)`` is ``raw_env(**kwargs)`` wrapped in PettingZoo's ``AssertOutOfBoundsWrapper`` and
-``OrderEnforcingWrapper``. Agents ``player_0``..``player_3`` sit in seats 0..3 (R1.3).
+``OrderEnforcingWrapper``. Agents ``player_0``..``player_3`` sit in seats 0..3 (R1.3); Barbu King
+for 3 or 5 players (``rules="king3"``/``"king5"`` or ``players=3``/``5``, R11.4) has 3 or 5 agents.
 
 Keyword arguments (anything else is a ``ValueError`` that lists the valid names):
 
@@ -9,7 +10,9 @@ Keyword arguments (anything else is a ``ValueError`` that lists the valid names)
 - ``contract``: deal mode only — fixes the contract (``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``)
   and skips the declaration; ``None`` (default) lets the declarer choose (R3).
 - ``declarer``: deal mode: the declarer (seat 0..3 or ``"random"``, default 0); match mode: the first
-  declarer (R2.2).
+  declarer (R2.2). In Barbu King's fixed order the declarer is the player to the dealer's left, who
+  leads and names Domino's rank (R11.1, R11.2); with ``choose`` it is the dealer (R11.3). In deal mode
+  under King without ``contract`` the declarer chooses among all King contracts.
 - ``rules``: a preset name, YAML path, mapping or ``Rules``; every RULES.md option may also be given as
   a keyword (``doubling="off"``, ``ravage_city=True``) and overrides it (``rules.load_rules``).
 - ``reward_scale`` (default 1.0): rewards are raw points times this.
@@ -23,11 +26,15 @@ Keyword arguments (anything else is a ``ValueError`` that lists the valid names)
 
 Rewards: when a deal ends every seat is credited that deal's score (contract + settlement, R8.1), so an
 agent's rewards over an episode sum to its match total (R8.3) or its deal score. All other steps give 0.
+Barbu King (``rules="king"``, R11): points are bad and the lowest total wins, so the reward is the
+**negated** score (``rules.score_sign * points``): rewards sum to minus the match total. Observations
+keep the game's points (``points``/``totals`` blocks, positive = bad).
 
 Reset options (``env.reset(seed, options)``) for the first deal of the episode:
 
-- ``"hands"``: 4 lists of card strings or ids (seat order); ``"contract"``: as the ``contract`` kwarg
-  (in match mode it must be one the first declarer may choose);
+- ``"hands"``: one list of card strings or ids per seat (seat order); ``"contract"``: as the ``contract``
+  kwarg (in match mode it must be one the first declarer may choose; in King's fixed order, the first
+  deal's contract, R11.2);
 - ``"declarer"``: deal mode: the declarer; match mode: the first declarer (alias of
   ``"first_declarer"``; giving both with different values is an error). A seat 0..3 or ``"random"``
   (drawn from the env's RNG before the shuffle).
@@ -37,8 +44,9 @@ The RNG is ``np.random.default_rng(seed)`` when ``seed`` is given; ``reset()`` w
 drawing from the current stream (a fresh unseeded one on the first reset).
 
 Observations are ``{"observation": float32[OBS_SIZE], "action_mask": int8[87]}`` seat-relative, laid
-out by :mod:`barbu_env.observation` (``encode``); the mask is all zeros for agents not on move and is
-built from ``Deal.legal_actions()``. Arrays handed out are never modified afterwards by the env.
+out by :mod:`barbu_env.observation` (``encode``; Barbu King has its own size, ``layout(rules).size``);
+the mask is all zeros for agents not on move and is built from ``Deal.legal_actions()``. Arrays handed
+out are never modified afterwards by the env.
 """
 
 from __future__ import annotations
@@ -59,13 +67,13 @@ from .engine.infostate import InfoState
 from .engine.match import Match
 from .observation import (
     _ZERO_MATCH,
-    OBS_SIZE,
     assemble,
     deal_bits,
     deal_numeric,
+    encode_any,
+    layout,
     match_bits,
     match_numeric,
-    observation_bounds,
 )
 from .render import HAND_CHOICES, render_text
 from .rules import OPTION_NAMES, Rules, load_rules
@@ -92,12 +100,12 @@ def env(**kwargs: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(e)
 
 
-def _check_seat(value: Any, what: str) -> int | str:
+def _check_seat(value: Any, what: str, n: int = 4) -> int | str:
     if value == "random" and isinstance(value, str):
         return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= int(value) < 4:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= int(value) < n:
         return int(value)
-    raise ValueError(f"bad {what} {value!r}: expected a seat 0..3 or 'random'")
+    raise ValueError(f"bad {what} {value!r}: expected a seat 0..{n - 1} or 'random'")
 
 
 class raw_env(AECEnv):
@@ -149,34 +157,40 @@ class raw_env(AECEnv):
         if contract is not None:
             self._check_contract(contract)
         self.contract = contract
-        self.declarer = _check_seat(declarer, "declarer")
+        n = self.num_players = self.rules.players
+        self.declarer = _check_seat(declarer, "declarer", n)
         self.reward_scale = float(reward_scale)
         self.illegal_action = illegal_action
         self.illegal_penalty = float(illegal_penalty)
         self.render_mode = render_mode
         self.render_hands = render_hands
 
-        self.possible_agents = list(AGENTS)
-        self.agent_name_mapping = {a: i for i, a in enumerate(AGENTS)}
-        low, high = observation_bounds()
+        agents = AGENTS if n == 4 else tuple(f"player_{i}" for i in range(n))
+        self._agent_names = agents
+        self.possible_agents = list(agents)
+        self.agent_name_mapping = {a: i for i, a in enumerate(agents)}
+        self._score_sign = self.rules.score_sign  # R11: King's reward is the negated score
+        self._king = self.rules.king
+        lay = layout(self.rules)
+        low, high = lay.bounds()
         self.observation_spaces = {
             a: spaces.Dict(
                 {
-                    "observation": spaces.Box(low, high, (OBS_SIZE,), np.float32),
+                    "observation": spaces.Box(low, high, (lay.size,), np.float32),
                     "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
                 }
             )
-            for a in AGENTS
+            for a in agents
         }
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in agents}
         self._rng: np.random.Generator | None = None
         self.match: Match | None = None
         self._deal: Deal | None = None
-        self._obs: list[np.ndarray | None] = [None] * 4
+        self._obs: list[np.ndarray | None] = [None] * n
         self._mask: np.ndarray | None = None
         self._mask_out = False
         self._match_key = -1
-        self._match_parts: list[tuple[int, list[float]] | None] = [None] * 4
+        self._match_parts: list[tuple[int, list[float]] | None] = [None] * n
         self._rewards_dirty = False
 
     # ----------------------------------------------------------------- PettingZoo API
@@ -202,16 +216,16 @@ class raw_env(AECEnv):
         contract = opts.get("contract", self.contract if self.mode == "deal" else None)
         seat: int | str = self.declarer
         if "declarer" in opts:
-            seat = _check_seat(opts["declarer"], "declarer")
+            seat = _check_seat(opts["declarer"], "declarer", self.num_players)
         if "first_declarer" in opts:
             if self.mode == "deal":
                 raise ValueError("'first_declarer' is a match-mode reset option: use 'declarer' in deal mode")
-            first = _check_seat(opts["first_declarer"], "first_declarer")
+            first = _check_seat(opts["first_declarer"], "first_declarer", self.num_players)
             if "declarer" in opts and first != seat:
                 raise ValueError(f"reset options 'declarer' ({seat!r}) and 'first_declarer' ({first!r}) disagree")
             seat = first
         if seat == "random":
-            seat = int(self._rng.integers(4))
+            seat = int(self._rng.integers(self.num_players))
         if contract is not None:
             self._check_contract(contract)
         if self.mode == "deal":
@@ -263,12 +277,14 @@ class raw_env(AECEnv):
         """``observation.encode(self.deal, seat, self.match)``, with the match parts cached per deal."""
         deal = self.deal
         match = self.match
+        if self._king:
+            return encode_any(deal, seat, match)
         if match is None:
             return assemble(deal_bits(deal, seat), deal_numeric(deal, seat) + _ZERO_MATCH)
         key = match.deal_no + (1 << 20 if match.is_over else 0)
         if key != self._match_key:
             self._match_key = key
-            self._match_parts = [None] * 4
+            self._match_parts = [None] * self.num_players
         part = self._match_parts[seat]
         if part is None:
             part = self._match_parts[seat] = (match_bits(match, seat), match_numeric(match, seat))
@@ -285,14 +301,14 @@ class raw_env(AECEnv):
         ).view(np.int8)
 
     def _new_decision(self) -> None:
-        self._obs = [None, None, None, None]
+        self._obs = [None] * self.num_players
         self._mask = None
         self._mask_out = False
         cur = self.deal.current_player
         if cur >= 0:
-            self.agent_selection = AGENTS[cur]
+            self.agent_selection = self._agent_names[cur]
         elif not hasattr(self, "agent_selection") or self.agent_selection not in self.agents:
-            self.agent_selection = AGENTS[0]
+            self.agent_selection = self._agent_names[0]
 
     def step(self, action: Any) -> None:
         """Apply the action of ``agent_selection``. Illegal actions, by ``illegal_action``:
@@ -341,14 +357,14 @@ class raw_env(AECEnv):
         seat = deal.current_player
         if self.illegal_action == "terminate":
             penalty = -self.illegal_penalty * self.reward_scale
-            for s, ag in enumerate(AGENTS):
+            for s, ag in enumerate(self._agent_names):
                 r = penalty if s == seat else 0.0
                 self.rewards[ag] = r
                 self._cumulative_rewards[ag] += r
                 self.terminations[ag] = True
             self._rewards_dirty = True
-            self.infos[AGENTS[seat]] = {"illegal_action": action}
-            self._obs = [None, None, None, None]
+            self.infos[self._agent_names[seat]] = {"illegal_action": action}
+            self._obs = [None] * self.num_players
             self._mask = None
             return False
         # renege
@@ -367,9 +383,9 @@ class raw_env(AECEnv):
 
     def _end_deal(self, deal: Deal) -> None:
         """Credit the finished deal's scores; start the next deal or terminate the episode."""
-        scale = self.reward_scale
+        scale = self.reward_scale * self._score_sign  # R11: King's reward is the negated score
         rewards, cum = self.rewards, self._cumulative_rewards
-        for s, ag in enumerate(AGENTS):
+        for s, ag in enumerate(self._agent_names):
             r = deal.scores[s] * scale
             rewards[ag] = r
             cum[ag] += r
@@ -380,7 +396,7 @@ class raw_env(AECEnv):
                 match.end_deal()
             if not match.is_over:
                 return
-        for ag in AGENTS:
+        for ag in self._agent_names:
             self.terminations[ag] = True
 
     def render(self) -> str | None:

@@ -57,14 +57,32 @@ outstanding         1212    16      [d][s] match: doubles seat s still owes decl
 Total :data:`OBS_SIZE` = 1228 (:data:`NUM_BITS` = 1187 binary entries, then 41 numeric). The table is
 checked against :data:`BLOCKS` by a test. The function reads only engine state, so a batched
 engine can reproduce it bit for bit.
+
+Barbu King (R11) has its own layout, :func:`layout` ``(rules)``: the same blocks with ``n`` rows per
+seat block (``n = rules.players``, 3..5, relative seat ``r`` is absolute ``(observer + r) % n``),
+``trick_no`` of ``max(13, hand size)`` entries, without the blocks that are always empty in King
+(``trump``, ``doubles``, ``doubled_done``, ``must_double``, ``extra_deal``, ``outstanding``), and with
+one more binary block after ``remaining``:
+
+==================  ======  ==================================================================
+king                3       ``short``, ``choose`` (R11.3), and 1 for Barbu King (points are bad:
+                            ``points`` and ``totals`` keep the game's sign, positive = bad)
+==================  ======  ==================================================================
+
+In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come
+(R11.2) and ``available`` the contract of this deal. :func:`layout` of classic rules is exactly the
+table above, and :func:`encode` dispatches: the fast encoder for classic Barbu, :func:`encode_any`
+(block by block, any ``n``) for King. A test checks the two agree on classic deals.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 
+from .cards import SUIT_MASK
 from .contracts import CONTRACT_NAMES
 from .engine.deal import Deal
 from .engine.doubling import doubling_order
@@ -344,9 +362,12 @@ _ZERO_MATCH = [0.0] * (OBS_SIZE - TOTALS)
 
 
 def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | None = None) -> np.ndarray:
-    """The observation of ``seat`` (0..3) in ``deal`` (the current deal of ``match`` in match mode), as a
-    ``float32`` vector of :data:`OBS_SIZE` entries laid out as the module docstring says. Pure: reads
-    the engine state only. ``out`` (optional) is filled in place and returned."""
+    """The observation of ``seat`` in ``deal`` (the current deal of ``match`` in match mode), as a
+    ``float32`` vector laid out as the module docstring says (:data:`OBS_SIZE` entries for classic
+    Barbu, ``layout(deal.rules).size`` for Barbu King). Pure: reads the engine state only. ``out``
+    (optional) is filled in place and returned."""
+    if deal.rules.king:
+        return encode_any(deal, seat, match, out)
     if not (type(seat) is int and 0 <= seat < 4):
         raise ValueError(f"bad seat {seat!r}: expected 0..3")
     return assemble(encode_bits(deal, seat, match), encode_numeric(deal, seat, match), out)
@@ -371,7 +392,210 @@ def block(obs: np.ndarray, name: str) -> np.ndarray:
     return obs[..., off:off + size]
 
 
+# ================================================================================= any layout (King, n seats)
+#: Blocks that Barbu King never fills (no trumps, no doubling, no tie-break deal: R11.1).
+_NOT_IN_KING = ("trump", "doubles", "doubled_done", "must_double", "extra_deal", "outstanding")
+#: Per-seat blocks: (name, entries per seat row); ``n`` rows for ``n`` seats. Blocks of n x n entries
+#: (``doubles``, ``finished``, ``outstanding``) have ``n`` rows of ``n``.
+_SEAT_ROWS = {"played": CARDS, "trick": CARDS, "captured": CARDS, "excluded": CARDS, "void": NUM_SUITS,
+              "declarer": 1, "leader": 1, "to_move": 1, "doubled_done": 1, "must_double": 1,
+              "remaining": NUM_CONTRACTS, "tricks_won": 1, "cards_left": 1, "points": 1, "passes": 1,
+              "totals": 1, "deals_left": 1}  # fmt: skip
+_SQUARE = ("doubles", "finished", "outstanding")
+KING_FLAGS = 3
+
+
+@dataclass(frozen=True)
+class Layout:
+    """An observation layout: ``blocks[name] = (offset, size)``, binary entries first."""
+
+    players: int
+    king: bool
+    bit_blocks: tuple[tuple[str, int], ...]
+    num_blocks: tuple[tuple[str, int, float, float], ...]
+
+    @property
+    def blocks(self) -> dict[str, tuple[int, int]]:
+        return _layout_offsets(self)
+
+    @property
+    def num_bits(self) -> int:
+        return sum(s for _, s in self.bit_blocks)
+
+    @property
+    def size(self) -> int:
+        return self.num_bits + sum(s for _, s, _, _ in self.num_blocks)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)`` arrays of the observation space (binary entries in [0, 1])."""
+        low = np.zeros(self.size, np.float32)
+        high = np.ones(self.size, np.float32)
+        for name, _, lo, hi in self.num_blocks:
+            off, size = self.blocks[name]
+            low[off:off + size] = lo
+            high[off:off + size] = hi
+        return low, high
+
+
+@cache
+def _layout_offsets(lay: Layout) -> dict[str, tuple[int, int]]:
+    out, off = {}, 0
+    for name, size in lay.bit_blocks:
+        out[name] = (off, size)
+        off += size
+    for name, size, _, _ in lay.num_blocks:
+        out[name] = (off, size)
+        off += size
+    return out
+
+
+def _resize(name: str, size: int, n: int, tricks: int) -> int:
+    if name in _SQUARE:
+        return n * n
+    if name in _SEAT_ROWS:
+        return n * _SEAT_ROWS[name]
+    if name == "trick_no":
+        return tricks
+    return size
+
+
+@cache
+def _layout(players: int, king: bool, tricks: int) -> Layout:
+    bits = [(name, _resize(name, size, players, tricks)) for name, size in BIT_BLOCKS
+            if not (king and name in _NOT_IN_KING)]  # fmt: skip
+    nums = [(name, _resize(name, size, players, tricks), lo, hi) for name, size, lo, hi in NUM_BLOCKS
+            if not (king and name in _NOT_IN_KING)]  # fmt: skip
+    if king:
+        bits.append(("king", KING_FLAGS))
+    return Layout(players, king, tuple(bits), tuple(nums))
+
+
+def layout(rules: Rules) -> Layout:
+    """The observation layout of ``rules``: the classic one (:data:`BLOCKS`, :data:`OBS_SIZE`) for
+    Barbu, Barbu King's for ``game="king"`` (see the module docstring)."""
+    if not rules.king:
+        return _layout(4, False, NUM_TRICKS_MAX)
+    return _layout(rules.players, True, max(NUM_TRICKS_MAX, rules.hand_size))
+
+
+def _card_bits(mask: int) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(mask.to_bytes(7, "little"), np.uint8), count=CARDS, bitorder="little")
+
+
+def encode_any(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation of ``seat`` under ``layout(deal.rules)``, block by block, for any number of
+    seats (Barbu King, R11; on classic deals it equals :func:`encode`)."""
+    n = deal.n
+    if not (type(seat) is int and 0 <= seat < n):
+        raise ValueError(f"bad seat {seat!r}: expected 0..{n - 1}")
+    lay = layout(deal.rules)
+    blocks = lay.blocks
+    o = np.zeros(lay.size, np.float32) if out is None else out
+    if out is not None:
+        o[:] = 0.0
+    rel = [(seat + r) % n for r in range(n)]
+
+    def at(name: str) -> int:
+        return blocks[name][0]
+
+    def cards(name: str, mask: int, row: int = 0) -> None:
+        if mask:
+            off = at(name) + CARDS * row
+            o[off:off + CARDS] = _card_bits(mask)
+
+    def one(name: str, index: int) -> None:
+        if name in blocks:
+            o[at(name) + index] = 1.0
+
+    hand, played, deck = deal.hands[seat], deal.played, deal.deck
+    cards("hand", hand)
+    cards("unseen", deck & ~hand & ~played)
+    open_ = deck & ~played & ~hand
+    for r, s in enumerate(rel):
+        cards("played", deal.played_by[s], r)
+        cards("captured", deal.captured[s], r)
+        cards("excluded", deal.excluded[s], r)
+        could = hand if r == 0 else open_ & ~deal.excluded[s]
+        for u in range(NUM_SUITS):
+            if not could & SUIT_MASK[u]:
+                one("void", NUM_SUITS * r + u)
+    for k, c in enumerate(deal.trick):
+        one("trick", CARDS * ((deal.leader + k - seat) % n) + c)
+    one("trick_no", min(deal.trick_no, deal.num_tricks - 1))
+    c = deal.contract
+    if c is not None:
+        i = _CONTRACT_INDEX.get(c.name, -1)
+        one("contract", i) if i >= 0 else one("extra_deal", 0)
+        if deal.trump >= 0:
+            one("trump", deal.trump)
+        if deal.fantan_rank >= 0:
+            one("fantan_rank", deal.fantan_rank)
+    one("declarer", (deal.declarer - seat) % n)
+    if deal.leader >= 0:
+        one("leader", (deal.leader - seat) % n)
+    if deal.phase != 4:
+        one("to_move", (deal.to_move - seat) % n)
+    one("phase", int(deal.phase))
+    if "doubles" in blocks:
+        for r in range(n):
+            for t in range(n):
+                if deal.doubles[rel[r]] >> rel[t] & 1:
+                    one("doubles", n * r + t)
+        for s in doubling_order(deal.declarer)[: deal.double_step]:
+            one("doubled_done", (s - seat) % n)
+        for r in range(n):
+            if deal.must_double >> rel[r] & 1:
+                one("must_double", r)
+    for name in deal.available:
+        if name in _CONTRACT_INDEX:
+            one("available", _CONTRACT_INDEX[name])
+    if deal.hearts_broken:
+        one("hearts_broken", 0)
+    cards("fantan_playable", deal.playable)
+    for place, s in enumerate(deal.finished):
+        one("finished", n * ((s - seat) % n) + place)
+    rb = rules_bits(deal.rules) >> RULES
+    for i in range(RULE_FLAGS):
+        if rb >> i & 1:
+            one("rules", i)
+    if lay.king:
+        rules = deal.rules
+        for i, flag in enumerate((rules.short, rules.choose, True)):
+            if flag:
+                one("king", i)
+    nt = float(deal.num_tricks)
+    for r, s in enumerate(rel):
+        o[at("tricks_won") + r] = deal.tricks_won[s] / nt
+        o[at("cards_left") + r] = deal.hands[s].bit_count() / nt
+        o[at("points") + r] = deal.points[s] / POINT_SCALE
+        o[at("passes") + r] = deal.passes[s] / nt
+    if match is not None:
+        one("is_match", 0)
+        for r, s in enumerate(rel):
+            for name in match.remaining_contracts(s):
+                if name in _CONTRACT_INDEX:
+                    one("remaining", NUM_CONTRACTS * r + _CONTRACT_INDEX[name])
+            o[at("totals") + r] = match.totals[s] / POINT_SCALE
+        o[at("deal_no")] = match.deal_no / match.num_deals
+        k = min(match.deal_no, match.num_deals)
+        for r, s in enumerate(rel):
+            o[at("deals_left") + r] = match.deals_left_of(s, k) / match.per_declarer
+        if "outstanding" in blocks:
+            for r, d in enumerate(rel):
+                owed = match.outstanding(d)
+                for t, s in enumerate(rel):
+                    o[at("outstanding") + n * r + t] = owed[s] / OBLIGATION
+    return o
+
+
+def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
+    """The entries of block ``name`` of an observation under ``rules`` (a view); see :func:`block`."""
+    off, size = layout(rules).blocks[name]
+    return obs[..., off:off + size]
+
+
 __all__ = [
-    "BIT_BLOCKS", "BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "assemble", "block", "deal_bits", "deal_numeric",
-    "encode", "encode_bits", "encode_numeric", "match_bits", "match_numeric", "observation_bounds",
+    "BIT_BLOCKS", "BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "Layout", "assemble", "block", "block_of",
+    "deal_bits", "deal_numeric", "encode", "encode_any", "encode_bits", "encode_numeric", "layout", "match_bits",
+    "match_numeric", "observation_bounds",
 ]  # fmt: skip
