@@ -27,8 +27,8 @@ def seat_of(agent_name: str) -> int:
         seat = int(idx)
     except (AttributeError, ValueError):
         seat = -1
-    if not 0 <= seat < 4 or prefix != "player":
-        raise ValueError(f"bad agent name {agent_name!r}: expected 'player_0' .. 'player_3'")
+    if not 0 <= seat < 5 or prefix != "player":
+        raise ValueError(f"bad agent name {agent_name!r}: expected 'player_0' .. 'player_3' (.. 'player_4' in King)")
     return seat
 
 

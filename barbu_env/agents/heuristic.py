@@ -38,10 +38,16 @@ Fantan (R7)
     others) on the far side; hold cards that block the opponents' runs; with ``fantan_pass=free``,
     pass instead of opening a run that only helps the others (unless the last three actions were
     passes, so that heuristic players never stall the deal).
+Barbu King (R11)
+  - the same rules, with the objective following the sign: King's points are bad, so every point
+    value is negated (``rules.score_sign``) before the rules above read it; Take tricks plays as a
+    positive contract (win tricks), Domino as Fantan (going out first is best in both games); seat
+    loops run over ``rules.players`` seats.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from ..actions import (
@@ -56,7 +62,7 @@ from ..actions import (
 from ..cards import SUIT_MASK
 from ..contracts import FANTAN, Contract
 from ..engine import InfoState
-from ..engine.deal import Deal, Phase, mask_to_list
+from ..engine.deal import RANK_MASK, Deal, Phase, mask_to_list
 from ..engine.doubling import REL_TO_ABS
 from .base import Agent
 
@@ -91,6 +97,11 @@ def choose_card(d: Deal, seat: int) -> int:
     return _negative_card(d, seat, m)
 
 
+@cache
+def _negated(values: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(-v for v in values)
+
+
 def _negative_card(d: Deal, seat: int, m: int) -> int:
     hand = d.hands[seat]
     unseen = d.deck & ~hand & ~d.played
@@ -100,9 +111,14 @@ def _negative_card(d: Deal, seat: int, m: int) -> int:
     remaining = d.num_tricks - tno
     ravage = contract.ravage / d.num_tricks if contract.ravage else 0.0
     pos = d.pos_vals
+    per_trick = contract.per_trick
+    if d.rules.score_sign < 0:  # R11: King's points are bad: the objective is their negation
+        pos, per_trick = _negated(pos), -per_trick
+        if vals is not _ZERO52:
+            vals = _negated(vals)
     # cost of taking a trick (positive numbers = points lost), now and on average later
-    base_now = -(contract.per_trick + pos[tno] + ravage)
-    future_pos = -sum(pos[tno + 1:]) - (contract.per_trick + ravage) * (remaining - 1)
+    base_now = -(per_trick + pos[tno] + ravage)
+    future_pos = -sum(pos[tno + 1:]) - (per_trick + ravage) * (remaining - 1)
     pen_left = 0
     if vals is not _ZERO52:
         for c in mask_to_list(unseen | hand):
@@ -111,7 +127,8 @@ def _negative_card(d: Deal, seat: int, m: int) -> int:
     excluded = d.excluded
     trick = d.trick
     n_in = len(trick)
-    after = [(seat + k) & 3 for k in range(1, 4 - n_in)]
+    n = d.n
+    after = [(seat + k) % n for k in range(1, n - n_in)]
     if n_in:
         led = d.led
         best = d.best
@@ -192,7 +209,8 @@ def _positive_card(d: Deal, seat: int, m: int) -> int:
     excluded = d.excluded
     trick = d.trick
     n_in = len(trick)
-    after = [(seat + k) & 3 for k in range(1, 4 - n_in)]
+    n = d.n
+    after = [(seat + k) % n for k in range(1, n - n_in)]
     can_hold = 0
     for p in after:
         can_hold |= unseen & ~excluded[p]
@@ -293,8 +311,8 @@ def _fantan_card(d: Deal, seat: int, m: int) -> int:
         if score > best_score:
             best_c, best_score = c, score
     if d.rules.fantan_pass == "free" and best_score < -1.5 and hand.bit_count() > 2:
-        recent = d.history[-3:]
-        if len(recent) < 3 or any(a != PASS for _, a in recent):  # never stall the table
+        recent = d.history[-(d.n - 1):]
+        if len(recent) < d.n - 1 or any(a != PASS for _, a in recent):  # never stall the table
             return PASS
     return best_c
 
@@ -368,7 +386,7 @@ def _fantan_cost(hand: int, rank: int, deck: int) -> float:
 
 
 def _fantan_mean_cost(rank: int, deck: int) -> float:
-    ranks = [r for r in range(13) if deck >> r & 1]
+    ranks = [r for r in range(13) if deck & RANK_MASK[r]]
     return sum(abs(r - rank) for r in ranks) / len(ranks)
 
 
@@ -380,31 +398,38 @@ def best_trump(hand: int) -> int:
 def best_fantan_rank(hand: int, deck: int) -> int:
     """The Fantan start rank the heuristic names: least travel relative to an average hand (R3.2)."""
     n = (hand & deck).bit_count()
-    ranks = [r for r in range(13) if deck >> r & 1]
+    ranks = [r for r in range(13) if deck & RANK_MASK[r]]
     return min(ranks, key=lambda r: (_fantan_cost(hand, r, deck) - n * _fantan_mean_cost(r, deck), abs(r - 6)))
 
 
 def estimate(hand: int, contract: Contract, num_tricks: int, deck: int, declarer: bool,
-             trump: int = -1, fantan_rank: int = -1) -> float:  # fmt: skip
-    """Estimated score of ``hand`` in ``contract`` (with its parameter), from the hand alone."""
+             trump: int = -1, fantan_rank: int = -1, players: int = 4) -> float:  # fmt: skip
+    """Estimated score of ``hand`` in ``contract`` (with its parameter), from the hand alone, in the
+    game's points (positive = bad in Barbu King)."""
     if contract.play == FANTAN:
         n = (hand & deck).bit_count()
         rel = n * _fantan_mean_cost(fantan_rank, deck) - _fantan_cost(hand, fantan_rank, deck)
-        mean = sum(contract.fantan_points) / 4
-        est = mean + 0.8 * rel + (3.0 if declarer else 0.0)
-        return min(0.8 * max(contract.fantan_points), max(min(contract.fantan_points), est))
+        fp = contract.fantan_points
+        mean = sum(fp) / len(fp)
+        k = (fp[0] - fp[-1]) / 50  # 1 for the classic table; negative in King (first out scores lowest)
+        est = mean + k * (0.8 * rel + (3.0 if declarer else 0.0))
+        if k >= 0:
+            return min(0.8 * max(fp), max(min(fp), est))
+        return max(0.8 * min(fp), min(max(fp), est))
     if contract.positive:
         if trump >= 0:
             tricks = _trump_tricks(hand, trump)
         else:
             tricks = sum(0.9 for s in range(4) if 12 in _suit_ranks(hand, s))
-        return contract.per_trick * (0.5 * tricks + 0.5 * num_tricks / 4 + (0.3 if declarer else 0.0))
+        return contract.per_trick * (0.5 * tricks + 0.5 * num_tricks / players + (0.3 if declarer else 0.0))
     return _estimate_negative(hand, contract, num_tricks, declarer)
 
 
 def choose_declaration(d: Deal, seat: int) -> int:
-    """The declare action: the available contract whose estimate is furthest above its table mean."""
+    """The declare action: the available contract whose estimate is furthest above its table mean
+    (below it in Barbu King, where points are bad: the comparison follows ``rules.score_sign``)."""
     hand, deck, n = d.hands[seat], d.deck, d.num_tricks
+    sign, players = d.rules.score_sign, d.n
     best_a, best_v = -1, -1e18
     for a in d.legal_actions():
         if a >= FANTAN_BASE:
@@ -418,7 +443,7 @@ def choose_declaration(d: Deal, seat: int) -> int:
         else:
             name, trump, rank = PLAIN_CONTRACTS[a - DECLARE_BASE], -1, -1
         c = d.table[name]
-        v = estimate(hand, c, n, deck, True, trump, rank) - c.total(d.rules) / 4
+        v = sign * (estimate(hand, c, n, deck, True, trump, rank, players) - c.total(d.rules) / players)
         if v > best_v:
             best_a, best_v = a, v
     return best_a

@@ -40,10 +40,10 @@ def sample_world(info: InfoState, rng: np.random.Generator, tries: int = REJECTI
     deals, and fast); after ``tries`` failures, the engine's sampler (:meth:`InfoState.sample`)."""
     view, seat = info.view, info.seat
     cards = np.array(mask_to_list(view.deck & ~info.hand & ~info.played))
-    others = [s for s in range(4) if s != seat]
+    others = [s for s in range(view.n) if s != seat]
     for _ in range(tries):
         perm = rng.permutation(cards).tolist()
-        hands = [0, 0, 0, 0]
+        hands = [0] * view.n
         hands[seat] = info.hand
         i = 0
         for s in others:
@@ -114,12 +114,13 @@ class PIMCAgent(Agent):
         if len(reps) == 1:
             return legal[0]
         totals = np.zeros(len(reps))
+        sign = d.rules.score_sign  # R11: Barbu King's points are bad
         for _ in range(self.samples):
             world = sample_world(info, self.rng)
             for i, a in enumerate(reps):
                 w = world.clone()
                 w.apply(a)
-                totals[i] += rollout(w).scores[seat]
+                totals[i] += sign * rollout(w).scores[seat]
         best = totals.max()
         h = heuristic_action(d, seat)
         for rep, members in classes.items():  # ties go to the heuristic's own choice
