@@ -15,26 +15,34 @@ def render_text(deal: Deal, match: Match | None = None, hands: str = "current", 
     """A readable table: contract, declarer, doubles, trick, per-seat counts and scores; the hand of
     the seat on move only (``hands="current"``), every hand (``"all"``) or none (``"none"``)."""
     lines = []
+    n = deal.n
+    if deal.rules.king:
+        r = deal.rules
+        opts = "".join(f", {o}" for o in ("short", "choose") if getattr(r, o))
+        lines.append(f"Barbu King ({n} players{opts}): points are bad, the lowest total wins")
     if match is not None:
         head = f"deal {match.deal_no + 1}/{match.num_deals}" if not match.is_over else "match over"
         lines.append(f"{head}   totals: " + "  ".join(f"P{s} {t:+d}" for s, t in enumerate(match.totals)))
         if match.winners is not None:
             lines.append("winners: " + ", ".join(f"P{s}" for s in match.winners))
     contract = deal.contract_text or "(to be declared)"
-    lines.append(f"declarer P{deal.declarer}   contract {contract}   phase {Phase(deal.phase).name.lower()}")
+    dealer = ""
+    if match is not None and deal.rules.king and not match.is_over:
+        dealer = f"dealer P{match.dealer_of(match.deal_no)}   "  # R11.1: the declarer is on its left
+    lines.append(f"{dealer}declarer P{deal.declarer}   contract {contract}   phase {Phase(deal.phase).name.lower()}")
     doubled = [
-        f"P{s}→P{t}" for s in range(4) for t in range(4) if deal.doubles[s] >> t & 1
+        f"P{s}→P{t}" for s in range(n) for t in range(n) if deal.doubles[s] >> t & 1
     ]
     if doubled:
         lines.append("doubles: " + " ".join(doubled))
     if deal.trick:
         trick = " ".join(
-            f"P{(deal.leader + k) & 3}:{format_card(c, symbols)}" for k, c in enumerate(deal.trick)
+            f"P{(deal.leader + k) % n}:{format_card(c, symbols)}" for k, c in enumerate(deal.trick)
         )
         lines.append(f"trick {deal.trick_no + 1}: {trick}")
     elif deal.last_trick is not None:
         leader, cards, winner = deal.last_trick
-        trick = " ".join(f"P{(leader + k) & 3}:{format_card(c, symbols)}" for k, c in enumerate(cards))
+        trick = " ".join(f"P{(leader + k) % n}:{format_card(c, symbols)}" for k, c in enumerate(cards))
         lines.append(f"last trick: {trick}  → P{winner}")
     if deal.phase == Phase.FANTAN or (deal.contract is not None and deal.fantan_rank >= 0):
         runs = []
@@ -46,7 +54,7 @@ def render_text(deal: Deal, match: Match | None = None, hands: str = "current", 
         if deal.finished:
             lines.append("out: " + " ".join(f"P{s}" for s in deal.finished))
     on_move = deal.current_player
-    for s in range(4):
+    for s in range(n):
         mark = ">" if s == on_move else " "
         row = (
             f"{mark}P{s}  cards {deal.hands[s].bit_count():2d}  tricks {deal.tricks_won[s]:2d}  "
