@@ -23,14 +23,12 @@ and heuristic agents is printed (``barbu_env.evaluation``).
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -39,11 +37,10 @@ from tqdm import tqdm
 
 from barbu_env import __version__
 from barbu_env.nn import PolicyNet, save_checkpoint
-from barbu_env.rules import Rules, load_rules
+from barbu_env.rules import load_rules
 
-from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, SelfPlay, duplicate_boards, duplicate_margin
-
-SEVEN = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan"]
+from .common import SEVEN, Logger, duplicate_eval, final_table, load_config, make_policy
+from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, SelfPlay
 
 
 @dataclass
@@ -108,54 +105,7 @@ class TrainConfig:
     """Torch CPU threads."""
 
 
-def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
-    """A config from YAML plus ``key=value`` overrides; unknown keys are errors listing the valid ones."""
-    import yaml
-
-    data: dict[str, Any] = {}
-    if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ValueError(f"config file {str(p)!r} not found")
-        data = yaml.safe_load(p.read_text()) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"config file {str(p)!r} must hold a mapping of settings")
-    for item in overrides or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"bad override {item!r}: expected key=value")
-        data[key.strip()] = yaml.safe_load(value)
-    valid = {f.name: f for f in dataclasses.fields(TrainConfig)}
-    unknown = sorted(set(data) - set(valid))
-    if unknown:
-        raise ValueError(f"unknown config key(s) {unknown}: valid keys are {sorted(valid)}")
-    cfg = TrainConfig(**data)
-    bad = [c for c in cfg.contracts if c not in SEVEN]
-    if bad:
-        raise ValueError(f"unknown contract(s) {bad}: choose from {SEVEN}")
-    for name in ("num_games", "rollout_decisions", "minibatch", "eval_boards", "update_epochs"):
-        if getattr(cfg, name) < 1:
-            raise ValueError(f"config {name} must be at least 1, got {getattr(cfg, name)}")
-    return cfg
-
-
 # ---------------------------------------------------------------------------- policy helpers
-def make_policy(net: PolicyNet, greedy: bool = False):
-    """A batched numpy policy function over ``net`` (sampling, or argmax when ``greedy``)."""
-
-    @torch.no_grad()
-    def fn(obs: np.ndarray, mask: np.ndarray):
-        logits, value = net(torch.from_numpy(obs), torch.from_numpy(mask))
-        logp = torch.log_softmax(logits, -1)
-        if greedy:
-            a = logits.argmax(-1)
-        else:  # Gumbel-max sampling: one pass, no distribution object
-            a = (logp - torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-20, 1.0)))).argmax(-1)
-        return a.numpy(), logp.gather(-1, a[:, None]).squeeze(-1).numpy(), value.numpy()
-
-    return fn
-
-
 def tensors(b: Batch, lam: float = 0.95) -> dict[str, torch.Tensor]:
     """A recorded batch as tensors, with GAE(lambda) advantages and Monte-Carlo returns (gamma = 1)."""
     value = np.asarray(b.value, dtype=np.float32)
@@ -181,17 +131,6 @@ def tensors(b: Batch, lam: float = 0.95) -> dict[str, torch.Tensor]:
     }
 
 
-def evaluate(net: PolicyNet, contract: str, rules: Rules, boards: int, seed: int) -> tuple[float, float, int]:
-    """Duplicate margin of the greedy policy over the heuristic (1 vs 3), raw points per deal."""
-    eval_rules = rules.replace(doubling="off", undoubled_negative="play")
-    plan = duplicate_boards(contract, eval_rules, boards, seed)
-    sp = SelfPlay(contract, eval_rules, min(len(plan), 256), np.random.default_rng(seed), lambda r: [], 0.0, plan)
-    policy = make_policy(net, greedy=True)
-    while not sp.finished:
-        sp.step(policy)
-    return duplicate_margin(sp.results)
-
-
 # ---------------------------------------------------------------------------- training
 class Run:
     """Training of one contract: state, logging, checkpoints, resume."""
@@ -213,12 +152,7 @@ class Run:
         state_path = self.dir / "state.pt"
         if resume and state_path.is_file():
             self._load_state(state_path)
-        elif not resume:
-            (self.dir / "metrics.csv").unlink(missing_ok=True)
-        from torch.utils.tensorboard import SummaryWriter
-
-        self.tb = SummaryWriter(str(self.dir / "tb"))
-        self.csv_path = self.dir / "metrics.csv"
+        self.logger = Logger(self.dir, fresh=not resume)
 
     # -- persistence
     def _load_state(self, path: Path) -> None:
@@ -241,15 +175,7 @@ class Run:
                    self.dir / "state.pt")  # fmt: skip
 
     def log(self, metrics: dict[str, float]) -> None:
-        """Namespaced metrics to TensorBoard and to the CSV (long format: one row per metric)."""
-        new = not self.csv_path.exists()
-        with self.csv_path.open("a", newline="") as f:
-            w = csv.writer(f)
-            if new:
-                w.writerow(["decisions", "updates", "wall_s", "metric", "value"])
-            for k, v in metrics.items():
-                self.tb.add_scalar(k, v, self.decisions)
-                w.writerow([self.decisions, self.updates, round(self.wall, 1), k, v])
+        self.logger.log(self.decisions, self.updates, self.wall, metrics)
 
     # -- phases
     def imitation(self) -> None:
@@ -281,7 +207,7 @@ class Run:
                       "imitation/accuracy": acc, "imitation/epoch": epoch})  # fmt: skip
         self.wall += time.time() - t0
         self.bc_done = True
-        self.checkpoint_if_best()
+        self.log(self.checkpoint_if_best())
         self.save_state()
 
     def roles(self, rng: np.random.Generator) -> list[int]:
@@ -362,17 +288,17 @@ class Run:
 
     def checkpoint_if_best(self) -> dict[str, float]:
         """Evaluate on the fixed duplicate boards; keep the checkpoint if it is the best so far."""
-        mean, half, boards = evaluate(self.net, self.contract, self.rules, self.cfg.eval_boards, self.cfg.seed + 10_000)
+        cfg = self.cfg
+        mean, half, boards = duplicate_eval(self.net, self.contract, self.rules, cfg.eval_boards, cfg.seed + 10_000)
         if mean > self.best:
             self.best = mean
             meta = {"decisions": self.decisions, "updates": self.updates, "wall_s": round(self.wall, 1),
                     "selection_eval": {"vs": "heuristic", "boards": boards, "margin": mean, "ci95": half}}  # fmt: skip
-            save_checkpoint(self.dir / "best.pt", self.net, self.contract, dataclasses.asdict(self.cfg), meta)
+            save_checkpoint(self.dir / "best.pt", self.net, self.contract, dataclasses.asdict(cfg), meta)
         return {"eval/margin_vs_heuristic": mean, "eval/ci95": half, "eval/best": self.best}
 
     def finish(self) -> Path:
-        self.tb.close()
-        plot_curve(self.csv_path, self.dir / "curve.png", self.contract)
+        self.logger.close(self.dir / "curve.png", self.contract)
         best = self.dir / "best.pt"
         if self.cfg.export_dir:
             Path(self.cfg.export_dir).mkdir(parents=True, exist_ok=True)
@@ -384,57 +310,6 @@ def _masked_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     p = torch.softmax(logits, -1)
     logp = torch.log_softmax(logits, -1)
     return -(torch.where(mask.bool(), p * logp, 0.0)).sum(-1).mean()
-
-
-def plot_curve(csv_path: Path, png: Path, title: str) -> None:
-    """Learning curve: duplicate margin over the heuristic and points per deal vs decisions."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    if not csv_path.exists():
-        return
-    rows = list(csv.DictReader(csv_path.open()))
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for key, label in (("eval/margin_vs_heuristic", "margin vs heuristic (eval)"),
-                       ("charts/points_per_deal", "points per deal (training)")):  # fmt: skip
-        pts = [(float(r["decisions"]), float(r["value"])) for r in rows if r["metric"] == key]
-        if pts:
-            ax.plot(*zip(*pts), marker=".", label=label)
-    ax.axhline(0, color="grey", lw=0.5)
-    ax.set_xlabel("learner decisions")
-    ax.set_ylabel("points per deal")
-    ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(png, dpi=90)
-    plt.close(fig)
-
-
-def final_table(cfg: TrainConfig, paths: dict[str, Path]) -> str:
-    """Duplicate evaluation of each trained policy (1 vs 3) against the random and heuristic agents,
-    through ``barbu_env.evaluation`` (the same harness as ``barbu-eval``), as a Markdown table."""
-    from barbu_env.evaluation import evaluate as duplicate
-
-    lines = [
-        f"Trained policy vs baselines: points per deal relative to the table mean, 1 policy vs 3 baselines, "
-        f"{cfg.final_eval_deals} duplicate boards per contract (seats rotated, doubling off), 95% CI.",
-        "",
-        "| contract | vs random | vs heuristic | beats heuristic |",
-        "|---|---|---|---|",
-    ]
-    for contract, path in paths.items():
-        cells = []
-        for baseline in ("random", "heuristic"):
-            s = duplicate([str(path), baseline], contracts=contract, boards=cfg.final_eval_deals,
-                          seed=cfg.seed + 20_000, rules=cfg.rules)  # fmt: skip
-            ci = s["contracts"][contract]["agents"][s["agents"][0]]
-            cells.append(ci)
-        fmt = [f"{c['mean']:+.2f} ± {c['half_width']:.2f}" for c in cells]
-        verdict = "yes" if cells[1]["low"] > 0 else ("no" if cells[1]["high"] < 0 else "not significant")
-        lines.append(f"| {contract} | {fmt[0]} | {fmt[1]} | {verdict} |")
-    return "\n".join(lines) + "\n"
 
 
 def train(cfg: TrainConfig, resume: bool = False) -> dict[str, Path]:
@@ -458,14 +333,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
     ap.add_argument("--resume", action="store_true", help="continue from out_dir/<contract>/state.pt")
     args = ap.parse_args(argv)
-    cfg = load_config(args.config, args.set)
+    cfg = load_config(TrainConfig, args.config, args.set)
     print(f"barbu_env {__version__}: training {cfg.contracts} -> {cfg.out_dir}")
     print(json.dumps(dataclasses.asdict(cfg)))
     t0 = time.time()
     paths = train(cfg, args.resume)
     print(f"training done in {time.time() - t0:.0f} s")
     if cfg.final_eval_deals:
-        table = final_table(cfg, paths)
+        table = final_table(paths, cfg.final_eval_deals, cfg.seed + 20_000, cfg.rules)
         (Path(cfg.out_dir) / "evaluation.md").write_text(table)
         print(table)
 

@@ -1,7 +1,10 @@
 """Per-contract policies trained with RLlib PPO on a Ray cluster (needs the ``rllib`` extra).
 
     python -m training.rllib_train --contracts no_queens trumps --iterations 50        # local Ray
-    python -m training.rllib_train --address auto --num-env-runners 32 --iterations 500  # join a cluster
+    RAY_AUTH_MODE=token python -m training.rllib_train --address HEAD:6379 --num-env-runners 32 --iterations 500
+
+``--address`` joins a running Ray cluster (every node needs ``barbu_env`` installed; clusters started with
+``ray start`` use token authentication, hence ``RAY_AUTH_MODE=token`` on the driver).
 
 One policy per contract, shared by the four seats (RLlib policy mapping by contract,
 :func:`barbu_env.wrappers.rllib.policy_for_agent`); every episode is one deal of a contract drawn from
@@ -11,8 +14,8 @@ action-masking module; the network has the shape of :class:`barbu_env.nn.PolicyN
 
 Outputs under ``--out``: ``rllib_checkpoint/`` (RLlib's own, for ``--resume``), ``policies/<contract>.pt``
 (the project's checkpoint format, converted by :func:`~barbu_env.wrappers.rllib.export_policies`;
-``barbu-eval --agents policies/no_queens.pt heuristic --contract no_queens``) and ``metrics.jsonl``.
-``--eval-boards N`` runs that evaluation at the end (needs the project's neural agent loader).
+``barbu-eval --agents OUT/policies heuristic --contract no_queens trumps``) and ``metrics.jsonl``.
+``--eval-boards N`` runs that duplicate evaluation against the heuristic at the end.
 """
 
 from __future__ import annotations
@@ -112,9 +115,11 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             ray.shutdown()
     for mid, path in paths.items():
         print(f"{mid}: {path}")
+    summary = {"last": last, "policies": {k: str(v) for k, v in paths.items()}, "checkpoint": str(ckpt_dir)}
     if args.eval_boards > 0:
-        evaluate_exported(paths, args.eval_boards, args.seed, args.rules, options)
-    return {"last": last, "policies": {k: str(v) for k, v in paths.items()}, "checkpoint": str(ckpt_dir)}
+        summary["evaluation"] = evaluate_exported(out / "policies", args.contracts, args.eval_boards, args.seed,
+                                                  args.rules, options)  # fmt: skip
+    return summary
 
 
 def summarise(result: dict[str, Any], seconds: float) -> dict[str, Any]:
@@ -135,20 +140,16 @@ def summarise(result: dict[str, Any], seconds: float) -> dict[str, Any]:
     }
 
 
-def evaluate_exported(paths: dict[str, Path], boards: int, seed: int, rules: str, options: dict[str, Any]) -> None:
-    """Duplicate evaluation of each exported policy against three heuristic players (``barbu-eval``)."""
+def evaluate_exported(policies: Path, contracts: list[str], boards: int, seed: int, rules: str,
+                     options: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """Duplicate evaluation (``barbu-eval``) of the exported policies folder (a neural agent playing each
+    contract with its network, the rest with the heuristic) against three heuristic players."""
     from barbu_env.evaluation import evaluate, markdown
 
-    for contract, path in paths.items():
-        try:
-            summary = evaluate([str(path), "heuristic"], contracts=[contract], boards=boards, seed=seed,
-                               rules=rules, **options)  # fmt: skip
-        except ValueError as e:
-            if "neural agents" not in str(e):
-                raise
-            print(f"evaluation skipped: {e}\n  run later: barbu-eval --agents {path} heuristic --contract {contract}")
-            return
-        print(markdown(summary))
+    summary = evaluate([str(policies), "heuristic"], contracts=sorted({c.split(":")[0] for c in contracts}),
+                       boards=boards, seed=seed, rules=rules, **options)  # fmt: skip
+    print(markdown(summary))
+    return summary
 
 
 def main(argv: list[str] | None = None) -> None:

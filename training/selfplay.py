@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from barbu_env.actions import DOUBLE_BASE, NUM_ACTIONS
-from barbu_env.agents.heuristic import heuristic_action
+from barbu_env.agents.heuristic import heuristic_action, rollout
 from barbu_env.engine.deal import DOUBLE, OVER, Deal, deal_hands
 from barbu_env.observation import OBS_SIZE, encode
 from barbu_env.rules import Rules
@@ -92,13 +92,7 @@ class SelfPlay:
             hands = deal_hands(self.rng, self.rules)
             declarer = int(self.rng.integers(4))
             roles = self.roles_fn(self.rng)
-        deal = Deal.from_hands(hands, declarer, None, self.rules, available=(self.contract,))
-        deal.apply(heuristic_action(deal, declarer))  # R3.2: the declarer names trumps / the rank
-        while deal.phase == DOUBLE:
-            legal = deal.legal_actions()
-            a = legal[int(self.rng.integers(len(legal)))] if self.rng.random() < self.double_prob else DOUBLE_BASE
-            deal.apply(a if a in legal else legal[0])
-        self.games[g] = deal
+        self.games[g] = start_deal(self.contract, self.rules, hands, declarer, self.rng, self.double_prob)
         self.roles[g] = list(roles)
         self.open[g] = {s: [] for s in range(4) if roles[s] == LEARNER}
 
@@ -204,6 +198,48 @@ def _subset(b: Batch, indices: list[int]) -> Batch:
         src = getattr(b, name)
         setattr(out, name, [src[i] for i in indices])
     return out
+
+
+def start_deal(contract: str, rules: Rules, hands: list[int], declarer: int, rng: np.random.Generator,
+               double_prob: float) -> Deal:  # fmt: skip
+    """A deal of ``contract`` ready for card play: the declarer's heuristic names the trump suit or
+    Fantan rank (R3.2), then each player takes a random legal double with probability ``double_prob``."""
+    deal = Deal.from_hands(hands, declarer, None, rules, available=(contract,))
+    deal.apply(heuristic_action(deal, declarer))
+    while deal.phase == DOUBLE:
+        legal = deal.legal_actions()
+        a = legal[int(rng.integers(len(legal)))] if rng.random() < double_prob else DOUBLE_BASE
+        deal.apply(a if a in legal else legal[0])
+    return deal
+
+
+def rollout_targets(contract: str, rules: Rules, states: int, seed: int, double_prob: float,
+                    label_prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Deep Monte-Carlo data: in heuristic-vs-heuristic deals, a decision (with more than one legal
+    action) is sampled with probability ``label_prob``; each legal action is played out to the end of
+    the *real* deal by heuristic players, and its return (own final score / |contract total|) is the
+    target. Returns ``(obs float16 [n, OBS_SIZE], mask int8 [n, A], targets float32 [n, A])`` with
+    targets 0 where the action is illegal. The network that regresses these sees only observations,
+    so it learns the expected return over the hidden cards."""
+    rng = np.random.default_rng(seed)
+    scale = contract_scale(contract, rules)
+    obs, masks, targets = [], [], []
+    while len(obs) < states:
+        deal = start_deal(contract, rules, deal_hands(rng, rules), int(rng.integers(4)), rng, double_prob)
+        while deal.phase != OVER and len(obs) < states:
+            seat = deal.to_move
+            legal = deal.legal_actions()
+            if len(legal) > 1 and rng.random() < label_prob:
+                t = np.zeros(NUM_ACTIONS, dtype=np.float32)
+                for a in legal:
+                    d = deal.clone()
+                    d.apply(a)
+                    t[a] = rollout(d).scores[seat] / scale
+                obs.append(encode(deal, seat).astype(np.float16))
+                masks.append(legal_mask(deal))
+                targets.append(t)
+            deal.apply(heuristic_action(deal, seat))
+    return np.stack(obs), np.stack(masks), np.stack(targets)
 
 
 def legal_mask(deal: Deal) -> np.ndarray:

@@ -1,0 +1,156 @@
+"""Pieces shared by the training scripts: config loading, batched policies, duplicate evaluation
+for model selection, logging (TensorBoard + CSV), learning curves and the final evaluation table."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+
+from barbu_env.nn import PolicyNet
+from barbu_env.rules import Rules
+
+from .selfplay import SelfPlay, duplicate_boards, duplicate_margin
+
+SEVEN = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan"]
+C = TypeVar("C")
+
+
+def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:
+    """A ``cls`` config from YAML plus ``key=value`` overrides; unknown keys are errors listing the valid ones."""
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"config file {str(p)!r} not found")
+        data = yaml.safe_load(p.read_text()) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"config file {str(p)!r} must hold a mapping of settings")
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"bad override {item!r}: expected key=value")
+        data[key.strip()] = yaml.safe_load(value)
+    valid = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - valid)
+    if unknown:
+        raise ValueError(f"unknown config key(s) {unknown}: valid keys are {sorted(valid)}")
+    cfg = cls(**data)
+    bad = [c for c in cfg.contracts if c not in SEVEN]
+    if bad:
+        raise ValueError(f"unknown contract(s) {bad}: choose from {SEVEN}")
+    for name, value in dataclasses.asdict(cfg).items():
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            raise ValueError(f"config {name} must not be negative, got {value}")
+    return cfg
+
+
+def make_policy(net: PolicyNet, greedy: bool = False):
+    """A batched numpy policy function over ``net`` (sampling, or argmax when ``greedy``)."""
+
+    @torch.no_grad()
+    def fn(obs: np.ndarray, mask: np.ndarray):
+        logits, value = net(torch.from_numpy(obs), torch.from_numpy(mask))
+        logp = torch.log_softmax(logits, -1)
+        if greedy:
+            a = logits.argmax(-1)
+        else:  # Gumbel-max sampling: one pass, no distribution object
+            a = (logp - torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-20, 1.0)))).argmax(-1)
+        return a.numpy(), logp.gather(-1, a[:, None]).squeeze(-1).numpy(), value.numpy()
+
+    return fn
+
+
+def duplicate_eval(net: PolicyNet, contract: str, rules: Rules, boards: int, seed: int) -> tuple[float, float, int]:
+    """Duplicate margin of the greedy policy over the heuristic (1 vs 3), raw points per deal."""
+    eval_rules = rules.replace(doubling="off", undoubled_negative="play")
+    plan = duplicate_boards(contract, eval_rules, boards, seed)
+    sp = SelfPlay(contract, eval_rules, min(len(plan), 256), np.random.default_rng(seed), lambda r: [], 0.0, plan)
+    policy = make_policy(net, greedy=True)
+    while not sp.finished:
+        sp.step(policy)
+    return duplicate_margin(sp.results)
+
+
+class Logger:
+    """Namespaced metrics to TensorBoard and to a CSV in long format (decisions, updates, wall_s, metric, value)."""
+
+    def __init__(self, directory: Path, fresh: bool) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.csv_path = directory / "metrics.csv"
+        if fresh:
+            self.csv_path.unlink(missing_ok=True)
+        self.tb = SummaryWriter(str(directory / "tb"))
+
+    def log(self, step: int, updates: int, wall: float, metrics: dict[str, float]) -> None:
+        new = not self.csv_path.exists()
+        with self.csv_path.open("a", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(["decisions", "updates", "wall_s", "metric", "value"])
+            for k, v in metrics.items():
+                self.tb.add_scalar(k, v, step)
+                w.writerow([step, updates, round(wall, 1), k, v])
+
+    def close(self, png: Path, title: str) -> None:
+        self.tb.close()
+        plot_curve(self.csv_path, png, title)
+
+
+def plot_curve(csv_path: Path, png: Path, title: str) -> None:
+    """Learning curve: duplicate margin over the heuristic and points per deal vs decisions."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not csv_path.exists():
+        return
+    rows = list(csv.DictReader(csv_path.open()))
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for key, label in (("eval/margin_vs_heuristic", "margin vs heuristic (eval)"),
+                       ("charts/points_per_deal", "points per deal (training)")):  # fmt: skip
+        pts = [(float(r["decisions"]), float(r["value"])) for r in rows if r["metric"] == key]
+        if pts:
+            ax.plot(*zip(*pts), marker=".", label=label)
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_xlabel("learner decisions")
+    ax.set_ylabel("points per deal")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
+
+
+def final_table(paths: dict[str, Path], boards: int, seed: int, rules: str) -> str:
+    """Duplicate evaluation of each trained policy (1 vs 3) against the random and heuristic agents,
+    through ``barbu_env.evaluation`` (the same harness as ``barbu-eval``), as a Markdown table."""
+    from barbu_env.evaluation import evaluate as duplicate
+
+    lines = [
+        f"Trained policy vs baselines: points per deal relative to the table mean, 1 policy vs 3 baselines, "
+        f"{boards} duplicate boards per contract (seats rotated, doubling off), 95% CI.",
+        "",
+        "| contract | vs random | vs heuristic | beats heuristic |",
+        "|---|---|---|---|",
+    ]
+    for contract, path in paths.items():
+        cells = []
+        for baseline in ("random", "heuristic"):
+            s = duplicate([str(path), baseline], contracts=contract, boards=boards, seed=seed, rules=rules)
+            ci = s["contracts"][contract]["agents"][s["agents"][0]]
+            cells.append(ci)
+        fmt = [f"{c['mean']:+.2f} ± {c['half_width']:.2f}" for c in cells]
+        verdict = "yes" if cells[1]["low"] > 0 else ("no" if cells[1]["high"] < 0 else "not significant")
+        lines.append(f"| {contract} | {fmt[0]} | {fmt[1]} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
