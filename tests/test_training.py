@@ -13,7 +13,8 @@ from barbu_env import agents  # noqa: E402
 from barbu_env.evaluation import evaluate  # noqa: E402
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
-from training.ppo import load_config, tensors, train  # noqa: E402
+from training.common import load_config  # noqa: E402
+from training.ppo import TrainConfig, tensors, train  # noqa: E402
 from training.selfplay import HEURISTIC, LEARNER, SelfPlay  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize("name", ["smoke", "default", "full"])
 def test_shipped_configs_load(name: str) -> None:
-    cfg = load_config(ROOT / "configs" / f"{name}.yaml")
+    cfg = load_config(TrainConfig, ROOT / "configs" / f"{name}.yaml")
     assert cfg.contracts
 
 
@@ -29,9 +30,9 @@ def test_unknown_config_key_lists_valid_keys(tmp_path: Path) -> None:
     p = tmp_path / "bad.yaml"
     p.write_text("lr: 0.1\nlearning_rate: 0.2\n")
     with pytest.raises(ValueError, match=r"unknown config key\(s\) \['learning_rate'\].*valid keys"):
-        load_config(p)
+        load_config(TrainConfig, p)
     with pytest.raises(ValueError, match="unknown contract"):
-        load_config(None, ["contracts=[no_jokers]"])
+        load_config(TrainConfig, None, ["contracts=[no_jokers]"])
 
 
 def test_gae_with_terminal_reward_only() -> None:
@@ -60,7 +61,7 @@ def test_selfplay_records_only_learner_seats_and_rewards_their_scores() -> None:
 @pytest.mark.slow
 def test_smoke_config_end_to_end(tmp_path: Path) -> None:
     """configs/smoke.yaml: train, save, reload through the agent protocol, evaluate with barbu-eval's API."""
-    cfg = load_config(ROOT / "configs" / "smoke.yaml", [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}"])
+    cfg = load_config(TrainConfig, ROOT / "configs" / "smoke.yaml", [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}"])
     paths = train(cfg)
     assert set(paths) == set(cfg.contracts)
     for contract in cfg.contracts:
