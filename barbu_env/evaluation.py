@@ -23,6 +23,12 @@ confidence interval from Student's t on the per-board numbers (boards are indepe
 over seatings removes the luck of the cards). Match mode adds win rates per seat (ties shared), whose
 even value is 0.25.
 
+Barbu King (``--rules king``, ``king3``, ``king5``, …, R11): points are bad, so the per-board number
+is negated (``rules.score_sign``: the table mean minus the agent's score) and higher is better in every
+table, as in Barbu; ``raw_mean`` keeps the game's points. Line-ups follow the number of seats
+(``1v3`` = ``A B B`` with 3 players, ``A B B B B`` with 5; ``2v2`` alternates; ``4`` needs one agent
+per seat) and the table mean is the total over the number of players.
+
 Everything is deterministic for a given ``seed``: board ``i`` depends only on ``(seed, i)`` and each
 game's agent seeds only on ``(seed, contract, i, seating)``, whatever the number of workers.
 """
@@ -45,7 +51,7 @@ import numpy as np
 
 from .agents import Agent, make
 from .agents.heuristic import best_fantan_rank, best_trump
-from .cards import RANKS, SUITS, cards_of, deck_mask
+from .cards import RANKS, SUITS, cards_of
 from .contracts import contract_table
 from .engine.deal import deal_hands
 from .rules import Rules, load_rules
@@ -141,25 +147,37 @@ def confidence_interval(values: Sequence[float], level: float = 0.95) -> dict[st
 # ================================================================================= seatings and boards
 def seatings(lineup: Sequence[int]) -> list[tuple[int, ...]]:
     """The distinct rotations of a line-up: ``seating[seat]`` = index of the agent in that seat."""
-    if len(lineup) != 4:
-        raise ValueError(f"a line-up names the agent of each of the 4 seats, got {lineup!r}")
+    n = len(lineup)
+    if n not in (3, 4, 5):
+        raise ValueError(f"a line-up names the agent of each of the 4 seats (3 or 5 in King), got {lineup!r}")
     out: list[tuple[int, ...]] = []
-    for r in range(4):
-        s = tuple(lineup[(seat + r) % 4] for seat in range(4))
+    for r in range(n):
+        s = tuple(lineup[(seat + r) % n] for seat in range(n))
         if s not in out:
             out.append(s)
     return out
 
 
-def lineup_of(name: str, num_agents: int) -> tuple[int, ...]:
-    """The line-up for ``--lineup`` and the number of agents given."""
+def lineup_of(name: str, num_agents: int, players: int = 4) -> tuple[int, ...]:
+    """The line-up for ``--lineup``, the number of agents given and the number of seats (R11.4)."""
     if name not in LINEUPS:
         raise ValueError(f"unknown line-up {name!r}: expected one of {list(LINEUPS)}")
-    lineup = LINEUPS[name]
+    lineup = _lineup(name, players)
     need = max(lineup) + 1
     if num_agents != need:
         raise ValueError(f"line-up {name!r} needs {need} agents, got {num_agents}")
     return lineup
+
+
+def _lineup(name: str, players: int) -> tuple[int, ...]:
+    """``LINEUPS[name]`` for 4 seats; for 3 or 5 seats: one agent vs the rest, alternating, or one each."""
+    if players == 4:
+        return LINEUPS[name]
+    if name == "1v3":
+        return (0,) + (1,) * (players - 1)
+    if name == "2v2":
+        return tuple(i % 2 for i in range(players))
+    return tuple(range(players))
 
 
 def board_seed(seed: int, board: int) -> np.random.SeedSequence:
@@ -173,15 +191,15 @@ def game_seed(seed: int, contract_idx: int, board: int, seating: int, seat: int)
 
 
 def deal_board(seed: int, board: int, contract: str, rules: Rules) -> tuple[list[list[int]], int, str]:
-    """``(hands, declarer, contract text)`` of a deal-mode board. The declarer is seat ``board % 4``;
+    """``(hands, declarer, contract text)`` of a deal-mode board. The declarer is seat ``board % n``;
     Trumps and Fantan get the trump suit / start rank the heuristic names for the declarer's hand."""
     hands = deal_hands(np.random.default_rng(board_seed(seed, board)), rules)
-    declarer = board % 4
+    declarer = board % rules.players
     text = contract
     if contract == "trumps":
         text = "trumps:" + SUITS[best_trump(hands[declarer])]
     elif contract == "fantan":
-        text = "fantan:" + RANKS[best_fantan_rank(hands[declarer], deck_mask(rules.deck_size))]
+        text = "fantan:" + RANKS[best_fantan_rank(hands[declarer], rules.deck)]
     return [cards_of(h) for h in hands], declarer, text
 
 
@@ -211,14 +229,16 @@ class _Runner:
         self.cfg = cfg
         self.rules = cfg.make_rules()
         self.env = make_env(mode=cfg.mode, rules=self.rules)
-        self.seatings = seatings(lineup_of(cfg.lineup, len(cfg.agents)))
+        self.n = self.rules.players
+        self.sign = self.rules.score_sign  # R11: in King lower points are better
+        self.seatings = seatings(lineup_of(cfg.lineup, len(cfg.agents), self.n))
         #: one instance per (agent, seat), re-seeded before every game
-        self.players: list[list[Agent]] = [[make(spec) for _ in range(4)] for spec in cfg.agents]
+        self.players: list[list[Agent]] = [[make(spec) for _ in range(self.n)] for spec in cfg.agents]
 
     def _play(self, seating: tuple[int, ...], seeds: list[int], seed: int | None, options: dict[str, Any]) -> Any:
         env = self.env
         players = []
-        for seat in range(4):
+        for seat in range(self.n):
             p = self.players[seating[seat]][seat]
             p.reset(seeds[seat])
             players.append(p)
@@ -234,6 +254,7 @@ class _Runner:
         contract_idx, board = task
         cfg = self.cfg
         n_agents = len(cfg.agents)
+        n, sign = self.n, self.sign
         rel = np.zeros(n_agents)
         raw_pts = np.zeros(n_agents)
         seats_of = np.zeros(n_agents)
@@ -248,7 +269,7 @@ class _Runner:
             options = {}
         games = []
         for k, seating in enumerate(self.seatings):
-            seeds = [game_seed(cfg.seed, contract_idx, board, k, s) for s in range(4)]
+            seeds = [game_seed(cfg.seed, contract_idx, board, k, s) for s in range(n)]
             if cfg.mode == "deal":
                 raw = self._play(seating, seeds, None, options)
                 scores = list(raw.deal.scores)
@@ -263,15 +284,15 @@ class _Runner:
                     wins[seating[s]] += 1 / len(winners)
                 for rec in raw.match.records:
                     name = rec.contract.split(":")[0]
-                    mean = sum(rec.scores) / 4
+                    mean = sum(rec.scores) / n
                     row = by_contract.setdefault(name, [0.0] * (2 * n_agents))
-                    for s in range(4):
-                        row[seating[s]] += rec.scores[s] - mean
+                    for s in range(n):
+                        row[seating[s]] += sign * (rec.scores[s] - mean)
                         row[n_agents + seating[s]] += 1
-            mean = sum(scores) / 4
-            for s in range(4):
+            mean = sum(scores) / n
+            for s in range(n):
                 a = seating[s]
-                rel[a] += (scores[s] - mean) / per_deal
+                rel[a] += sign * (scores[s] - mean) / per_deal
                 raw_pts[a] += scores[s] / per_deal
                 seats_of[a] += 1
             games.append({"seating": list(seating), "scores": scores})
@@ -328,13 +349,13 @@ def evaluate(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"bad number of workers {workers!r}: expected an integer >= 1")
     agents = list(agents)
-    lineup_of(lineup, len(agents))
     for spec in agents:
         make(spec)  # a bad spec fails here, before any worker starts
     if mode == "deal" and "doubling" not in rule_options and not (isinstance(rules, dict) and "doubling" in rules):
         base = load_rules(rules)
         rule_options = {"doubling": "off" if base.undoubled_negative == "play" else base.doubling, **rule_options}
     the_rules = load_rules(rules, **rule_options)
+    lineup_of(lineup, len(agents), the_rules.players)
     table = contract_table(the_rules)
     if mode == "deal":
         names = list(table) if contracts == "all" else [contracts] if isinstance(contracts, str) else list(contracts)
@@ -376,7 +397,7 @@ def summarise(cfg: EvalConfig, results: list[dict[str, Any]]) -> dict[str, Any]:
     labels = _labels(cfg.agents)
     n_agents = len(labels)
     out: dict[str, Any] = {
-        "config": {**asdict(cfg), "seatings": [list(s) for s in seatings(LINEUPS[cfg.lineup])]},
+        "config": {**asdict(cfg), "seatings": [list(s) for s in seatings(_lineup(cfg.lineup, cfg.rules["players"]))]},
         "agents": labels,
         "contracts": {},
     }
@@ -433,6 +454,9 @@ def markdown(summary: dict[str, Any]) -> str:
         "(Student t on per-board numbers).",
         "",
     ]
+    if cfg["rules"].get("game") == "king":
+        lines += ["Barbu King (R11): points are bad, so these numbers are the table mean minus the agent's "
+                  "points (higher is better, as in Barbu).", ""]  # fmt: skip
     if cfg["mode"] == "match":
         head = "| | boards | " + " | ".join(f"{lab} pts/deal | {lab} win rate/seat" for lab in labels) + " |"
         lines += [head, "|" + "---|" * (2 + 2 * len(labels))]
@@ -451,8 +475,9 @@ def markdown(summary: dict[str, Any]) -> str:
             n = next(iter(summary["overall"].values()))["n"]
             lines.append(f"| **all** | {n} | " + " | ".join(_fmt(summary["overall"][lab]) for lab in labels) + " |")
     if cfg["mode"] == "deal":
-        lines += ["", "Board i is declared by seat i % 4; Trumps and Fantan are played with the trump suit / start "
-                  "rank the heuristic names for the declarer's hand (fixed per board)."]  # fmt: skip
+        lines += ["", f"Board i is declared by seat i % {cfg['rules']['players']}; Trumps and Fantan are played with "
+                  "the trump suit / start rank the heuristic names for the declarer's hand "
+                  "(fixed per board)."]  # fmt: skip
     rules = {k: v for k, v in cfg["rules"].items() if v != getattr(Rules(), k)}
     lines += ["", f"Rules (differences from classic): {rules or 'none'}. Agents: {', '.join(cfg['agents'])}."]
     return "\n".join(lines) + "\n"
@@ -508,7 +533,9 @@ def _rule_kv(text: str) -> tuple[str, Any]:
     if not eq:
         raise argparse.ArgumentTypeError(f"bad rule option {text!r}: expected key=value")
     low = value.strip().lower()
-    return key.strip(), (low == "true") if low in ("true", "false") else value.strip()
+    if low in ("true", "false"):
+        return key.strip(), low == "true"
+    return key.strip(), int(low) if low.isdigit() else value.strip()  # e.g. players=3
 
 
 def build_parser() -> argparse.ArgumentParser:
