@@ -307,7 +307,7 @@ def test_rllib_one_training_iteration_and_export(tmp_path, one_torch_thread):
 
     args = build_parser().parse_args(
         ["--contracts", "no_queens", "trumps", "--iterations", "1", "--train-batch", "256", "--minibatch", "64",
-         "--epochs", "1", "--hidden", "32", "16", "--num-cpus", "1", "--out", str(tmp_path)]
+         "--epochs", "1", "--hidden", "32", "16", "--num-cpus", "1", "--out", str(tmp_path), "--eval-boards", "1"]
     )  # fmt: skip
     out = train(args)
     last = out["last"]
@@ -315,6 +315,8 @@ def test_rllib_one_training_iteration_and_export(tmp_path, one_torch_thread):
     seats = {f"{c}:player_{i}" for c in ("no_queens", "trumps") for i in range(4)}
     assert set(last["agent_return_mean"]) == seats
     assert last["module_return_mean"] == pytest.approx({"no_queens": -1.0, "trumps": 1.0})
+    # the exported folder plays through barbu-eval (the neural agent loads one network per contract)
+    assert set(out["evaluation"]["contracts"]) == {"no_queens", "trumps"}
 
     modules = _modules_of(out["checkpoint"])
     env = BarbuMultiAgentEnv({"mode": "deal", "contracts": ["no_queens"], "doubling": "off", "seed": 4})
