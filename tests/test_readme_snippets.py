@@ -45,6 +45,11 @@ def test_snippet_runs(index, tmp_path, monkeypatch):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the CI machine has 2 shared cores
     monkeypatch.chdir(tmp_path)
+    if "rllib" in code:
+        import ray
+
+        # the snippet's build_algo() uses this instance (never a stale default cluster left by `ray start`)
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         exec(compile(code, f"README.md snippet {index + 1}", "exec"), {"__name__": "__readme__"})
     finally:

@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--set", dest="rule_options", nargs="*", type=_rule_kv, default=[], metavar="KEY=VALUE",
                     help="rule options (default doubling=off: card play only, as barbu-eval's deal mode)")  # fmt: skip
     ap.add_argument("--iterations", type=int, default=20, help="PPO training iterations")
-    ap.add_argument("--address", default=None, help="Ray cluster to join ('auto', 'ray://host:10001'); default local")
+    ap.add_argument("--address", default=None, help="Ray cluster to join (HOST:PORT or 'auto'); default: new local Ray")
     ap.add_argument("--num-env-runners", type=int, default=0, help="rollout workers (0: sample in the driver)")
     ap.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray instance (default: all)")
     ap.add_argument("--train-batch", type=int, default=4000, help="env steps per PPO update")
@@ -89,7 +89,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     ckpt_dir = (out / "rllib_checkpoint").resolve()
     started_ray = not ray.is_initialized()
     if started_ray:
-        ray.init(address=args.address, num_cpus=args.num_cpus if args.address is None else None,
+        # address "local": always a fresh local instance, even where `ray start` left a default cluster
+        ray.init(address=args.address or "local", num_cpus=args.num_cpus if args.address is None else None,
                  include_dashboard=False, log_to_driver=False)  # fmt: skip
     try:
         algo = config.build_algo()
