@@ -103,7 +103,7 @@ def test_single_agent_normalized_rewards_and_seat_rotation():
     env = BarbuSingleAgentEnv(opponents="random", contracts=["no_queens", "no_king"], normalize=True, doubling="off",
                               seed=3)  # fmt: skip
     rng = np.random.default_rng(3)
-    seats = set()
+    seats, declarers = set(), set()
     for _ in range(12):
         env.reset()
         seats.add(env.seat)
@@ -113,7 +113,9 @@ def test_single_agent_normalized_rewards_and_seat_rotation():
             total += r
         deal = env.raw.deal
         assert total == pytest.approx(deal.scores[env.seat] / abs(deal.contract.total(deal.rules)))
+        declarers.add(deal.declarer)
     assert len(seats) > 1  # seat="random" (default) moves the learner
+    assert len(declarers) > 1  # contracts=[...] deals with a random declarer unless declarer= is given
 
 
 def test_single_agent_mask_and_errors():

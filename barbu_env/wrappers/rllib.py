@@ -75,6 +75,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         if self.agent_ids not in ("seat", "contract"):
             raise ValueError(f"bad agent_ids {self.agent_ids!r}: expected 'seat' or 'contract'")
         cfg.setdefault("illegal_action", "terminate")  # RLlib's env check steps a random, unmasked action
+        self._declarer = cfg.get("declarer", "random")  # with contracts: a random declarer unless one is given
         self.aec = make_env(**cfg)
         self.raw = self.aec.unwrapped
         deal_mode = self.raw.mode == "deal"
@@ -108,7 +109,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
             self._rng = np.random.default_rng(seed)
         opts: dict[str, Any] = {}
         if self.contracts is not None:
-            opts = sample_deal(self._rng, self.raw.rules, self.contracts, self.raw.declarer)
+            opts = sample_deal(self._rng, self.raw.rules, self.contracts, self._declarer)
         opts.update(options or {})
         self.aec.reset(seed=int(self._rng.integers(2**63)), options=opts)
         if self.agent_ids == "contract":

@@ -75,6 +75,7 @@ class BarbuSingleAgentEnv(gym.Env):
         super().__init__()
         env_kwargs.setdefault("mode", "deal")
         env_kwargs.setdefault("illegal_action", "terminate")
+        self._declarer = env_kwargs.get("declarer", "random")  # with contracts: random unless one is given
         self.aec = make_env(**env_kwargs)
         self.raw = self.aec.unwrapped
         if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= int(seat) < 4):
@@ -118,7 +119,7 @@ class BarbuSingleAgentEnv(gym.Env):
             self.agent = AGENTS[self.seat]
             opts: dict[str, Any] = {}
             if self.contracts is not None:
-                opts = sample_deal(self._rng, self.raw.rules, self.contracts, self.raw.declarer)
+                opts = sample_deal(self._rng, self.raw.rules, self.contracts, self._declarer)
             opts.update(options or {})
             env_seed = int(self._rng.integers(2**63))
             self.aec.reset(seed=env_seed, options=opts)
