@@ -110,3 +110,38 @@ def test_neural_agent_plays_legal_moves_in_the_env(tmp_path: Path) -> None:
         env.step(a)
     with pytest.raises(ValueError, match="valid options"):
         agents.make(f"{tmp_path / 'no_king.pt'}:temperature=2")
+
+
+@pytest.mark.parametrize("contract", ["no_queens", "no_hearts", "trumps:S", "fantan:7"])
+def test_suit_permutation_of_observation_matches_the_relabelled_deal(contract: str) -> None:
+    """Augmentation (training/augment.py): relabelling the suits of a deal and of every action gives
+    exactly the gathered observation, mask and actions (R1.2), at every step of a random deal."""
+    from barbu_env.cards import cards_of
+    from barbu_env.engine import Deal
+    from barbu_env.observation import BLOCKS, encode
+    from training.augment import action_index, action_map, obs_index, suit_permutations
+    from training.selfplay import legal_mask
+
+    rng = np.random.default_rng(1)
+    name = contract.split(":")[0]
+    perms = suit_permutations(name)
+    assert len(perms) == (6 if name == "no_hearts" else 24)
+    perm = perms[-1]
+    amap = action_map(perm)
+    hb = BLOCKS["hearts_broken"][0]
+    for _ in range(3):
+        d = Deal.random(rng, 1, contract, Rules(doubling="off"))
+        hands = [[int(amap[c]) for c in cards_of(h)] for h in d.hands]
+        relabelled = contract if ":" not in contract or name == "fantan" else f"trumps:{'CDHS'[perm[3]]}"
+        e = Deal.from_hands(hands, 1, relabelled, Rules(doubling="off"))
+        while not d.is_over:
+            seat = d.current_player
+            got = encode(d, seat)[obs_index(perm)]
+            want = encode(e, seat)
+            keep = np.arange(len(want)) != hb  # hearts_broken follows hearts, not the relabelled suit
+            assert np.array_equal(got[keep], want[keep])
+            assert np.array_equal(legal_mask(d)[action_index(perm)], legal_mask(e))
+            a = int(rng.choice(d.legal_actions()))
+            d.apply(a)
+            e.apply(int(amap[a]))
+        assert d.scores == e.scores

@@ -13,10 +13,13 @@ For each contract, one network (:class:`barbu_env.nn.PolicyNet`, its policy head
    divided by |contract total|) is the Monte-Carlo target of Q(observation, action). Generation runs
    in ``workers`` processes;
 2. regression: masked MSE on the legal actions, values centred on their mean over the legal
-   actions (:func:`centered_q_loss`: the deal's luck, shared by all actions, is removed). The
+   actions (:func:`dmc_loss`: the deal's luck, shared by all actions, is removed), with a small
+   cross-entropy prior towards the heuristic's move. The
    network sees only the observation, so it learns the return expected over the hidden cards
    consistent with it; acting greedily on it is one
    step of policy improvement over the heuristic (a learned, exact-distribution PIMC);
+   Each minibatch has its suits relabelled at random (training/augment.py), which multiplies the
+   data by the contract's suit symmetries (24, or 6 with hearts fixed);
 3. after each epoch, a fixed set of duplicate boards (1 greedy policy vs 3 heuristic, seats rotated,
    doubling off) measures the margin over the heuristic; the best epoch is kept.
 
@@ -48,6 +51,7 @@ from barbu_env import __version__
 from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
+from .augment import action_index, action_map, obs_index, suit_permutations
 from .common import SEVEN, Logger, duplicate_eval, final_table, load_config
 from .selfplay import rollout_targets
 
@@ -84,6 +88,12 @@ class DMCConfig:
     """Adam learning rate (cosine-decayed to 5% over the epochs)."""
     weight_decay: float = 1e-5
     """Adam weight decay."""
+    augment: bool = True
+    """Relabel the suits of each minibatch at random (training/augment.py: up to 24x the data)."""
+    bc_coef: float = 0.05
+    """Weight of the cross-entropy prior towards the heuristic's move (0 = pure Q regression)."""
+    bc_temp: float = 10.0
+    """Inverse temperature turning Q-values into the prior's logits."""
     eval_boards: int = 100
     """Duplicate boards (each played 4 times, seats rotated) for model selection after each epoch."""
     final_eval_deals: int = 200
@@ -92,11 +102,11 @@ class DMCConfig:
     """Torch CPU threads."""
 
 
-def _generate(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _generate(args: tuple) -> tuple[np.ndarray, ...]:
     return rollout_targets(*args)
 
 
-def generate(cfg: DMCConfig, contract: str, rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def generate(cfg: DMCConfig, contract: str, rules) -> tuple[np.ndarray, ...]:
     """Rollout-labelled states, ``cfg.states`` of them, in ``cfg.workers`` processes (deterministic
     for a given seed and worker count)."""
     chunk = 2_000
@@ -115,17 +125,24 @@ def generate(cfg: DMCConfig, contract: str, rules) -> tuple[np.ndarray, np.ndarr
             for job in jobs:
                 parts.append(_generate(job))
                 bar.update(len(parts[-1][0]))
-    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))  # type: ignore[return-value]
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
 
 
-def centered_q_loss(net: PolicyNet, obs: torch.Tensor, mask: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+def dmc_loss(net: PolicyNet, obs: torch.Tensor, mask: torch.Tensor, target: torch.Tensor, teacher: torch.Tensor,
+             cfg: DMCConfig) -> torch.Tensor:  # fmt: skip
     """MSE between predicted and rollout action values, both centred on their mean over the legal
-    actions: what the cards of one deal add to every action alike is noise for choosing among them."""
+    actions (what the cards of one deal add to every action alike is noise for choosing among them),
+    plus ``bc_coef`` x the cross-entropy of softmax(``bc_temp`` x Q) towards the heuristic's choice:
+    a prior that keeps the heuristic's move where the rollouts do not show a better one."""
     q = net.policy(net.trunk(obs))
     n = mask.sum(-1, keepdim=True)
     qc = q - torch.where(mask, q, 0.0).sum(-1, keepdim=True) / n
     tc = target - torch.where(mask, target, 0.0).sum(-1, keepdim=True) / n
-    return torch.where(mask, (qc - tc) ** 2, 0.0).sum() / mask.sum()
+    mse = torch.where(mask, (qc - tc) ** 2, 0.0).sum() / mask.sum()
+    if cfg.bc_coef == 0:
+        return mse
+    logits = torch.where(mask, cfg.bc_temp * q, torch.finfo(q.dtype).min)
+    return mse + cfg.bc_coef * torch.nn.functional.cross_entropy(logits, teacher)
 
 
 class Run:
@@ -151,25 +168,26 @@ class Run:
             torch.set_rng_state(s["torch_rng"])
         self.logger = Logger(self.dir, fresh=not resume)
 
-    def data(self, resume: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def data(self, resume: bool) -> tuple[torch.Tensor, ...]:
         path = self.dir / "data.npz"
+        names = ("obs", "mask", "target", "teacher")
         if resume and path.is_file():
             z = np.load(path)
-            obs, mask, target = z["obs"], z["mask"], z["target"]
+            arrays = tuple(z[k] for k in names)
         else:
             t0 = time.time()
-            obs, mask, target = generate(self.cfg, self.contract, self.rules)
+            arrays = generate(self.cfg, self.contract, self.rules)
             self.wall += time.time() - t0
-            np.savez(path, obs=obs, mask=mask, target=target)
-            self.log({"data/states": len(obs), "data/seconds": time.time() - t0})
-        return torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(target)
+            np.savez(path, **dict(zip(names, arrays)))
+            self.log({"data/states": len(arrays[0]), "data/seconds": time.time() - t0})
+        return tuple(torch.from_numpy(a) for a in arrays)
 
     def log(self, metrics: dict[str, float]) -> None:
         self.logger.log(self.epoch * self.cfg.states, self.epoch, self.wall, metrics)
 
     def train(self, resume: bool) -> Path:
         cfg = self.cfg
-        obs, mask, target = self.data(resume)
+        obs, mask, target, teacher = self.data(resume)
         n = len(obs)
         steps = cfg.epochs * ((n + cfg.minibatch - 1) // cfg.minibatch)
         sched = torch.optim.lr_scheduler.LambdaLR(
@@ -178,6 +196,9 @@ class Run:
         for _ in range(self.epoch * ((n + cfg.minibatch - 1) // cfg.minibatch)):
             sched.step()  # resume: the schedule continues where it stopped
         gen = torch.Generator().manual_seed(cfg.seed + self.epoch)
+        perms = suit_permutations(self.contract) if cfg.augment else [(0, 1, 2, 3)]
+        gathers = [(torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)),
+                    torch.from_numpy(action_map(p))) for p in perms]  # fmt: skip
         while self.epoch < cfg.epochs:
             t0 = time.time()
             perm = torch.randperm(n, generator=gen)
@@ -185,7 +206,9 @@ class Run:
             self.net.train()
             for i in tqdm(range(0, n, cfg.minibatch), desc=f"{self.contract} epoch {self.epoch + 1}", leave=False):
                 j = perm[i : i + cfg.minibatch]
-                loss = centered_q_loss(self.net, obs[j].float(), mask[j].bool(), target[j])
+                oi, ai, am = gathers[int(torch.randint(len(gathers), (1,), generator=gen))]
+                loss = dmc_loss(self.net, obs[j][:, oi].float(), mask[j][:, ai].bool(), target[j][:, ai],
+                                am[teacher[j]], cfg)  # fmt: skip
                 self.opt.zero_grad()
                 loss.backward()
                 self.opt.step()

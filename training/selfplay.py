@@ -214,21 +214,23 @@ def start_deal(contract: str, rules: Rules, hands: list[int], declarer: int, rng
 
 
 def rollout_targets(contract: str, rules: Rules, states: int, seed: int, double_prob: float,
-                    label_prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+                    label_prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Deep Monte-Carlo data: in heuristic-vs-heuristic deals, a decision (with more than one legal
     action) is sampled with probability ``label_prob``; each legal action is played out to the end of
     the *real* deal by heuristic players, and its return (own final score / |contract total|) is the
-    target. Returns ``(obs float16 [n, OBS_SIZE], mask int8 [n, A], targets float32 [n, A])`` with
-    targets 0 where the action is illegal. The network that regresses these sees only observations,
+    target. Returns ``(obs float16 [n, OBS_SIZE], mask int8 [n, A], targets float32 [n, A], teacher
+    int64 [n])`` with targets 0 where the action is illegal and ``teacher`` the heuristic's choice
+    (the action the deal went on with). The network that regresses these sees only observations,
     so it learns the expected return over the hidden cards."""
     rng = np.random.default_rng(seed)
     scale = contract_scale(contract, rules)
-    obs, masks, targets = [], [], []
+    obs, masks, targets, teacher = [], [], [], []
     while len(obs) < states:
         deal = start_deal(contract, rules, deal_hands(rng, rules), int(rng.integers(4)), rng, double_prob)
         while deal.phase != OVER and len(obs) < states:
             seat = deal.to_move
             legal = deal.legal_actions()
+            choice = heuristic_action(deal, seat)
             if len(legal) > 1 and rng.random() < label_prob:
                 t = np.zeros(NUM_ACTIONS, dtype=np.float32)
                 for a in legal:
@@ -238,8 +240,9 @@ def rollout_targets(contract: str, rules: Rules, states: int, seed: int, double_
                 obs.append(encode(deal, seat).astype(np.float16))
                 masks.append(legal_mask(deal))
                 targets.append(t)
-            deal.apply(heuristic_action(deal, seat))
-    return np.stack(obs), np.stack(masks), np.stack(targets)
+                teacher.append(choice)
+            deal.apply(choice)
+    return np.stack(obs), np.stack(masks), np.stack(targets), np.array(teacher, dtype=np.int64)
 
 
 def legal_mask(deal: Deal) -> np.ndarray:
