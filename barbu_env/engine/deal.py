@@ -459,6 +459,16 @@ class Deal:
             self.phase = FANTAN_PLAY
             r = self.fantan_rank
             self.playable = sum(1 << (13 * s + r) for s in range(4)) & self.deck
+            for s in range(4):
+                if not self.deck >> (13 * s + r) & 1 and self.deck & SUIT_MASK[s]:
+                    # R11.4 Decision: a start card taken out of the pack (2♣ / 2♦ with 3 or 5 players)
+                    # counts as already on the table, so its suit opens from the next card
+                    self.fantan_lo[s] = self.fantan_hi[s] = r
+                    c = 13 * s + r
+                    if r > 0:
+                        self.playable |= (1 << (c - 1)) & self.deck
+                    if r < ACE:
+                        self.playable |= (1 << (c + 1)) & self.deck
         else:
             self.phase = PLAY
 
