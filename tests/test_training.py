@@ -13,16 +13,18 @@ from barbu_env import agents  # noqa: E402
 from barbu_env.evaluation import evaluate  # noqa: E402
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
+from training import dmc, ppo  # noqa: E402
 from training.common import load_config  # noqa: E402
-from training.ppo import TrainConfig, tensors, train  # noqa: E402
+from training.ppo import TrainConfig, tensors  # noqa: E402
 from training.selfplay import HEURISTIC, LEARNER, SelfPlay  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("name", ["smoke", "default", "full"])
-def test_shipped_configs_load(name: str) -> None:
-    cfg = load_config(TrainConfig, ROOT / "configs" / f"{name}.yaml")
+@pytest.mark.parametrize(("name", "cls"), [("smoke", dmc.DMCConfig), ("default", dmc.DMCConfig),
+                                          ("full", dmc.DMCConfig), ("ppo", TrainConfig)])  # fmt: skip
+def test_shipped_configs_load(name: str, cls: type) -> None:
+    cfg = load_config(cls, ROOT / "configs" / f"{name}.yaml")
     assert cfg.contracts
 
 
@@ -60,9 +62,11 @@ def test_selfplay_records_only_learner_seats_and_rewards_their_scores() -> None:
 
 @pytest.mark.slow
 def test_smoke_config_end_to_end(tmp_path: Path) -> None:
-    """configs/smoke.yaml: train, save, reload through the agent protocol, evaluate with barbu-eval's API."""
-    cfg = load_config(TrainConfig, ROOT / "configs" / "smoke.yaml", [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}"])
-    paths = train(cfg)
+    """configs/smoke.yaml (DMC, what CI runs): train, save, reload through the agent protocol,
+    evaluate with barbu-eval's API, resume."""
+    cfg = load_config(dmc.DMCConfig, ROOT / "configs" / "smoke.yaml",
+                      [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}"])  # fmt: skip
+    paths = dmc.train(cfg)
     assert set(paths) == set(cfg.contracts)
     for contract in cfg.contracts:
         assert (tmp_path / "run" / contract / "metrics.csv").is_file()
@@ -70,11 +74,36 @@ def test_smoke_config_end_to_end(tmp_path: Path) -> None:
         _, ckpt = load_checkpoint(tmp_path / "ck" / f"{contract}.pt")
         assert ckpt["contract"] == contract and ckpt["config"]["hidden"] == cfg.hidden
     agent = agents.make(str(tmp_path / "ck"), seed=0)
+    assert agent.nets.keys() == set(cfg.contracts)
     summary = evaluate([str(tmp_path / "ck"), "heuristic"], contracts="no_queens", boards=2, seed=0)
-    assert summary and agent.nets.keys() == set(cfg.contracts)
-    # resume: a second run continues from state.pt without redoing finished work
-    again = train(cfg, resume=True)
+    assert summary["contracts"]["no_queens"]["boards"] == 2
+    again = dmc.train(cfg, resume=True)  # data and finished epochs are reused
     assert again.keys() == paths.keys()
+
+
+@pytest.mark.slow
+def test_ppo_smoke_run(tmp_path: Path) -> None:
+    """training/ppo.py end to end on a tiny budget: imitation, PPO updates, checkpoint, resume."""
+    cfg = load_config(TrainConfig, None, [f"out_dir={tmp_path}", "contracts=[no_queens]", "num_games=8",
+                                          "bc_decisions=300", "bc_epochs=1", "ppo_decisions=600",
+                                          "rollout_decisions=200", "minibatch=128", "update_epochs=1",
+                                          "eval_every=2", "eval_boards=2", "hidden=[16]"])  # fmt: skip
+    paths = ppo.train(cfg)
+    _, ckpt = load_checkpoint(paths["no_queens"])
+    assert ckpt["contract"] == "no_queens"
+    assert ppo.train(cfg, resume=True).keys() == paths.keys()
+
+
+def test_dmc_targets_are_rollout_returns_of_each_legal_action() -> None:
+    """Every legal action gets the return of playing it out with heuristic players; illegal ones 0."""
+    from training.selfplay import rollout_targets
+
+    obs, mask, target, teacher = rollout_targets("no_tricks", Rules(), 20, seed=0, double_prob=0.0, label_prob=0.5)
+    assert obs.shape == (20, obs.shape[1]) and mask.shape == target.shape == (20, 87)
+    assert np.all(target[mask == 0] == 0)
+    assert np.all(mask.sum(1) > 1)  # only real choices are labelled
+    assert np.all(mask[np.arange(20), teacher] == 1)
+    assert np.all((target <= 0) & (target >= -1))  # No tricks: own score in [-26, 0] / 26, no doubles
 
 
 def test_corrupt_and_mismatched_checkpoints_are_named(tmp_path: Path) -> None:
