@@ -69,6 +69,7 @@ king                3       ``short``, ``choose`` (R11.3), and 1 for Barbu King 
                             ``points`` and ``totals`` keep the game's sign, positive = bad)
 ==================  ======  ==================================================================
 
+Sizes: 951 entries for 3 players, 1186 for 4, 1427 for 5 (a test checks the blocks).
 In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come
 (R11.2) and ``available`` the contract of this deal. :func:`layout` of classic rules is exactly the
 table above, and :func:`encode` dispatches: the fast encoder for classic Barbu, :func:`encode_any`

@@ -392,6 +392,7 @@ def test_king_observation_blocks(n) -> None:
     rules = load_rules(PRESET_OF[n])
     lay = layout(rules)
     assert "doubles" not in lay.blocks and "trump" not in lay.blocks
+    assert lay.size == {3: 951, 4: 1186, 5: 1427}[n]  # the sizes the observation docstring gives
     assert lay.blocks["played"][1] == 52 * n and lay.blocks["trick_no"][1] == max(13, rules.hand_size)
     m = Match(rules, np.random.default_rng(0))
     m.apply(m.legal_actions()[0])
