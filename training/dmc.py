@@ -189,12 +189,11 @@ class Run:
         cfg = self.cfg
         obs, mask, target, teacher = self.data(resume)
         n = len(obs)
-        steps = cfg.epochs * ((n + cfg.minibatch - 1) // cfg.minibatch)
+        per_epoch = (n + cfg.minibatch - 1) // cfg.minibatch
+        total, done = max(cfg.epochs * per_epoch, 1), self.epoch * per_epoch  # resume: continue the schedule
         sched = torch.optim.lr_scheduler.LambdaLR(
-            self.opt, lambda k: 0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min(k / max(steps, 1), 1.0)))
+            self.opt, lambda k: 0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * min((k + done) / total, 1.0)))
         )
-        for _ in range(self.epoch * ((n + cfg.minibatch - 1) // cfg.minibatch)):
-            sched.step()  # resume: the schedule continues where it stopped
         gen = torch.Generator().manual_seed(cfg.seed + self.epoch)
         perms = suit_permutations(self.contract) if cfg.augment else [(0, 1, 2, 3)]
         gathers = [(torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)),
