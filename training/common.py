@@ -130,27 +130,50 @@ def plot_curve(csv_path: Path, png: Path, title: str) -> None:
     plt.close(fig)
 
 
-def final_table(paths: dict[str, Path], boards: int, seed: int, rules: str) -> str:
-    """Duplicate evaluation of each trained policy (1 vs 3) against the random and heuristic agents,
-    through ``barbu_env.evaluation`` (the same harness as ``barbu-eval``), as a Markdown table."""
+def final_table(paths: dict[str, Path], boards: int, seed: int, rules: str,
+                baselines: tuple[str, ...] = ("random", "heuristic")) -> tuple[str, dict[str, Any]]:  # fmt: skip
+    """Duplicate evaluation of each trained policy (1 vs 3) against each baseline, through
+    ``barbu_env.evaluation`` (the same harness as ``barbu-eval``): ``(Markdown table, results)``,
+    results[contract][baseline] = the policy's CI dict (points per deal relative to the table mean)."""
     from barbu_env.evaluation import evaluate as duplicate
 
+    head = " | ".join(f"vs {b}" for b in baselines)
     lines = [
         f"Trained policy vs baselines: points per deal relative to the table mean, 1 policy vs 3 baselines, "
-        f"{boards} duplicate boards per contract (seats rotated, doubling off), 95% CI.",
+        f"{boards} duplicate boards per contract (seats rotated, doubling off), 95% CI (seed {seed}).",
         "",
-        "| contract | vs random | vs heuristic | beats heuristic |",
-        "|---|---|---|---|",
+        f"| contract | {head} | beats {baselines[-1]} |",
+        "|---" * (len(baselines) + 2) + "|",
     ]
+    results: dict[str, Any] = {}
     for contract, path in paths.items():
-        cells = []
-        for baseline in ("random", "heuristic"):
+        results[contract] = {}
+        for baseline in baselines:
             s = duplicate([str(path), baseline], contracts=contract, boards=boards, seed=seed, rules=rules)
-            ci = s["contracts"][contract]["agents"][s["agents"][0]]
-            cells.append(ci)
+            results[contract][baseline] = s["contracts"][contract]["agents"][s["agents"][0]]
+        cells = [results[contract][b] for b in baselines]
         fmt = [f"{c['mean']:+.2f} ± {c['half_width']:.2f}" for c in cells]
-        verdict = "yes" if cells[1]["low"] > 0 else ("no" if cells[1]["high"] < 0 else "not significant")
-        lines.append(f"| {contract} | {fmt[0]} | {fmt[1]} | {verdict} |")
-    return "\n".join(lines) + "\n"
+        verdict = "yes" if cells[-1]["low"] > 0 else ("no" if cells[-1]["high"] < 0 else "not significant")
+        lines.append(f"| {contract} | {' | '.join(fmt)} | {verdict} |")
+    return "\n".join(lines) + "\n", results
 
 
+def write_manifest(export_dir: str | Path, cfg: Any, paths: dict[str, Path], command: str,
+                   evaluation: dict[str, Any] | None, seconds: float) -> Path:  # fmt: skip
+    """``MANIFEST.json`` beside exported checkpoints: command, config, per-contract training facts
+    (from each checkpoint's meta), evaluation results and wall time."""
+    import json
+
+    from barbu_env.nn import load_checkpoint
+
+    contracts = {}
+    for contract, path in paths.items():
+        _, ckpt = load_checkpoint(path)
+        contracts[contract] = {"file": f"{contract}.pt", "bytes": (Path(export_dir) / f"{contract}.pt").stat().st_size,
+                               "training": ckpt["meta"]}  # fmt: skip
+    manifest = {"command": command, "env_version": __import__("barbu_env").__version__,
+                "config": dataclasses.asdict(cfg), "wall_seconds": round(seconds), "contracts": contracts,
+                "evaluation": evaluation}  # fmt: skip
+    out = Path(export_dir) / "MANIFEST.json"
+    out.write_text(json.dumps(manifest, indent=1, default=float) + "\n")
+    return out

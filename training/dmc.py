@@ -39,6 +39,7 @@ import dataclasses
 import json
 import multiprocessing as mp
 import shutil
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +53,7 @@ from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
 from .augment import action_index, action_map, obs_index, suit_permutations
-from .common import SEVEN, Logger, duplicate_eval, final_table, load_config
+from .common import SEVEN, Logger, duplicate_eval, final_table, load_config, write_manifest
 from .selfplay import rollout_targets
 
 
@@ -260,9 +261,14 @@ def main(argv: list[str] | None = None) -> None:
     paths = train(cfg, args.resume)
     print(f"training done in {time.time() - t0:.0f} s")
     if cfg.final_eval_deals:
-        table = final_table(paths, cfg.final_eval_deals, cfg.seed + 20_000, cfg.rules)
+        table, results = final_table(paths, cfg.final_eval_deals, cfg.seed + 20_000, cfg.rules)
         (Path(cfg.out_dir) / "evaluation.md").write_text(table)
         print(table)
+    if cfg.export_dir:
+        args_text = " ".join(argv if argv is not None else sys.argv[1:])
+        command = f"python -m training.{Path(__file__).stem} {args_text}"
+        write_manifest(cfg.export_dir, cfg, paths, command, results if cfg.final_eval_deals else None,
+                       time.time() - t0)  # fmt: skip
 
 
 if __name__ == "__main__":

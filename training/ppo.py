@@ -26,6 +26,7 @@ import argparse
 import dataclasses
 import json
 import shutil
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from barbu_env import __version__
 from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
-from .common import SEVEN, Logger, duplicate_eval, final_table, load_config, make_policy
+from .common import SEVEN, Logger, duplicate_eval, final_table, load_config, make_policy, write_manifest
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, SelfPlay
 
 
@@ -340,9 +341,14 @@ def main(argv: list[str] | None = None) -> None:
     paths = train(cfg, args.resume)
     print(f"training done in {time.time() - t0:.0f} s")
     if cfg.final_eval_deals:
-        table = final_table(paths, cfg.final_eval_deals, cfg.seed + 20_000, cfg.rules)
+        table, results = final_table(paths, cfg.final_eval_deals, cfg.seed + 20_000, cfg.rules)
         (Path(cfg.out_dir) / "evaluation.md").write_text(table)
         print(table)
+    if cfg.export_dir:
+        args_text = " ".join(argv if argv is not None else sys.argv[1:])
+        command = f"python -m training.{Path(__file__).stem} {args_text}"
+        write_manifest(cfg.export_dir, cfg, paths, command, results if cfg.final_eval_deals else None,
+                       time.time() - t0)  # fmt: skip
 
 
 if __name__ == "__main__":
