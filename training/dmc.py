@@ -75,6 +75,9 @@ class DMCConfig:
     """Hidden layer sizes of the MLP."""
     states: int = 40_000
     """Labelled decisions (each with a rollout per legal action) per contract."""
+    samples: int = 0
+    """Extra deals sampled from each labelled player's information whose rollouts are averaged into
+    the targets (0: the real deal only)."""
     label_prob: float = 0.3
     """Probability that a decision of a generated deal is labelled (decorrelates the states)."""
     double_prob: float = 0.3
@@ -113,7 +116,7 @@ def generate(cfg: DMCConfig, contract: str, rules) -> tuple[np.ndarray, ...]:
     chunk = 2_000
     seeds = [int(np.random.SeedSequence([cfg.seed, SEVEN.index(contract), i]).generate_state(1)[0])
              for i in range(0, cfg.states, chunk)]  # fmt: skip
-    jobs = [(contract, rules, min(chunk, cfg.states - i), seed, cfg.double_prob, cfg.label_prob)
+    jobs = [(contract, rules, min(chunk, cfg.states - i), seed, cfg.double_prob, cfg.label_prob, cfg.samples)
             for i, seed in zip(range(0, cfg.states, chunk), seeds)]  # fmt: skip
     parts = []
     with tqdm(total=cfg.states, desc=f"{contract} rollouts", unit="state", leave=False) as bar:

@@ -16,6 +16,8 @@ import numpy as np
 
 from barbu_env.actions import DOUBLE_BASE, NUM_ACTIONS
 from barbu_env.agents.heuristic import heuristic_action, rollout
+from barbu_env.agents.pimc import sample_world
+from barbu_env.engine import InfoState
 from barbu_env.engine.deal import DOUBLE, OVER, Deal, deal_hands
 from barbu_env.observation import OBS_SIZE, encode
 from barbu_env.rules import Rules
@@ -214,14 +216,16 @@ def start_deal(contract: str, rules: Rules, hands: list[int], declarer: int, rng
 
 
 def rollout_targets(contract: str, rules: Rules, states: int, seed: int, double_prob: float,
-                    label_prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+                    label_prob: float, samples: int = 0) -> tuple[np.ndarray, ...]:  # fmt: skip
     """Deep Monte-Carlo data: in heuristic-vs-heuristic deals, a decision (with more than one legal
     action) is sampled with probability ``label_prob``; each legal action is played out to the end of
     the *real* deal by heuristic players, and its return (own final score / |contract total|) is the
     target. Returns ``(obs float16 [n, OBS_SIZE], mask int8 [n, A], targets float32 [n, A], teacher
     int64 [n])`` with targets 0 where the action is illegal and ``teacher`` the heuristic's choice
     (the action the deal went on with). The network that regresses these sees only observations,
-    so it learns the expected return over the hidden cards."""
+    so it learns the expected return over the hidden cards. With ``samples`` > 0, each target is the
+    mean over the real deal and ``samples`` more deals drawn consistent with the player's information
+    (the PIMC sampler), which lowers the noise of the targets at ``1 + samples`` times the cost."""
     rng = np.random.default_rng(seed)
     scale = contract_scale(contract, rules)
     obs, masks, targets, teacher = [], [], [], []
@@ -233,10 +237,13 @@ def rollout_targets(contract: str, rules: Rules, states: int, seed: int, double_
             choice = heuristic_action(deal, seat)
             if len(legal) > 1 and rng.random() < label_prob:
                 t = np.zeros(NUM_ACTIONS, dtype=np.float32)
-                for a in legal:
-                    d = deal.clone()
-                    d.apply(a)
-                    t[a] = rollout(d).scores[seat] / scale
+                info = InfoState.of(deal, seat) if samples else None
+                worlds = [deal] + [sample_world(info, rng) for _ in range(samples)]
+                for world in worlds:
+                    for a in legal:
+                        d = world.clone()
+                        d.apply(a)
+                        t[a] += rollout(d).scores[seat] / scale / len(worlds)
                 obs.append(encode(deal, seat).astype(np.float16))
                 masks.append(legal_mask(deal))
                 targets.append(t)
