@@ -52,6 +52,7 @@ out are never modified afterwards by the env.
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from typing import Any, ClassVar
 
@@ -90,14 +91,55 @@ _OVER = int(Phase.OVER)
 _PLAY = int(Phase.PLAY)
 _FANTAN = int(Phase.FANTAN)
 _DECLARE = int(Phase.DECLARE)
-_NBYTES_MASK = (NUM_ACTIONS + 7) // 8
+#: Action masks by legal-action tuple (read-only arrays; cleared when full).
+_MASKS: dict[tuple[int, ...], np.ndarray] = {}
+_MASKS_MAX = 1 << 15
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The Barbu AEC environment with PettingZoo's standard wrappers (see the module docstring)."""
-    e: AECEnv = raw_env(**kwargs)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    """The Barbu AEC environment with PettingZoo's standard wrappers (see the module docstring).
+
+    The wrappers are PettingZoo's own, unchanged. They forward attribute reads to the raw env through
+    ``__getattr__`` (a Python call per wrapper on every ``agent_selection``, ``terminations``, ...);
+    the raw env writes its :data:`MIRRORED` attributes into the wrappers' instance dicts as well whenever
+    it sets them (into the ``OrderEnforcingWrapper`` once it has been reset, so its before-reset errors
+    stay), so a read through a wrapper finds the same object directly."""
+    raw = raw_env(**kwargs)
+    inner = wrappers.AssertOutOfBoundsWrapper(raw)
+    outer = wrappers.OrderEnforcingWrapper(inner)
+    raw._wrapper_dicts = (inner.__dict__, outer.__dict__)
+    return outer
+
+
+#: The AEC attributes a raw env mirrors into the wrappers of :func:`env`.
+MIRRORED = ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations", "truncations", "infos")
+
+
+def _mirrored(name: str) -> property:
+    """An attribute stored as ``_m_<name>`` whose writes also go to the wrappers' dicts (see :func:`env`)."""
+    private = "_m_" + name
+
+    def fset(self: raw_env, value: Any) -> None:
+        self.__dict__[private] = value
+        for d in self._mirrors:
+            d[name] = value
+
+    def fdel(self: raw_env) -> None:
+        del self.__dict__[private]
+        for d in self._mirrors:
+            d.pop(name, None)
+
+    return property(operator.attrgetter(private), fset, fdel, f"``{name}`` (AEC API)")
+
+
+class _ActionSpace(spaces.Discrete):
+    """``Discrete(87)`` whose ``contains`` answers a plain in-range ``int`` without numpy (PettingZoo's
+    ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int and 0 <= x < self.n:
+            return True
+        return super().contains(x)
 
 
 def _check_seat(value: Any, what: str, n: int = 4) -> int | str:
@@ -114,6 +156,15 @@ class raw_env(AECEnv):
     metadata: ClassVar[dict[str, Any]] = {
         "name": "barbu_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1,
     }  # fmt: skip
+    agents = _mirrored("agents")
+    agent_selection = _mirrored("agent_selection")
+    rewards = _mirrored("rewards")
+    _cumulative_rewards = _mirrored("_cumulative_rewards")
+    terminations = _mirrored("terminations")
+    truncations = _mirrored("truncations")
+    infos = _mirrored("infos")
+    _wrapper_dicts: tuple[dict[str, Any], ...] = ()
+    _mirrors: tuple[dict[str, Any], ...] = ()
 
     def __init__(
         self,
@@ -182,13 +233,15 @@ class raw_env(AECEnv):
             )
             for a in agents
         }
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in agents}
+        self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in agents}
         self._rng: np.random.Generator | None = None
         self.match: Match | None = None
         self._deal: Deal | None = None
+        # observation of each seat (internal, copied when handed out), valid while its version is current
         self._obs: list[np.ndarray | None] = [None] * n
+        self._obs_version = [-1] * n
+        self._version = 0
         self._mask: np.ndarray | None = None
-        self._mask_out = False
         self._match_key = -1
         self._match_parts: list[tuple[int, list[float]] | None] = [None] * n
         self._rewards_dirty = False
@@ -228,6 +281,8 @@ class raw_env(AECEnv):
             seat = int(self._rng.integers(self.num_players))
         if contract is not None:
             self._check_contract(contract)
+        # mirror into the wrappers of env(); into the OrderEnforcingWrapper only once it has been reset
+        self._mirrors = tuple(d for d in self._wrapper_dicts if d.get("_has_reset", True))
         if self.mode == "deal":
             self.match = None
             if hands is None:
@@ -256,22 +311,27 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         o = self._obs[seat]
-        if o is None:
-            o = self._encode(seat)
-            self._obs[seat] = o  # first hand-out is the cached array itself; later ones are copies
-        else:
-            o = o.copy()
-        deal = self.deal
-        if seat == deal.current_player and not self.terminations.get(agent, True):
+        if self._obs_version[seat] != self._version:
+            o = self._obs[seat] = self._encode(seat)
+            self._obs_version[seat] = self._version
+        if seat == self.deal.current_player and not self._m_terminations.get(agent, True):
             m = self._mask
             if m is None:
-                m = self._mask = self._build_mask(deal)
-            elif self._mask_out:
-                m = m.copy()
-            self._mask_out = True
-        else:
-            m = np.zeros(NUM_ACTIONS, np.int8)
-        return {"observation": o, "action_mask": m}
+                m = self._mask = self._build_mask(self.deal)
+            return {"observation": o.copy(), "action_mask": m.copy()}  # internal arrays are never handed out
+        return {"observation": o.copy(), "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+
+    def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        """``AECEnv.last`` without the property lookups (observation, cumulative reward, terminated,
+        truncated, info of ``agent_selection``)."""
+        agent = self._m_agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._m__cumulative_rewards[agent],
+            self._m_terminations[agent],
+            self._m_truncations[agent],
+            self._m_infos[agent],
+        )
 
     def _encode(self, seat: int) -> np.ndarray:
         """``observation.encode(self.deal, seat, self.match)``, with the match parts cached per deal."""
@@ -292,18 +352,24 @@ class raw_env(AECEnv):
 
     @staticmethod
     def _build_mask(deal: Deal) -> np.ndarray:
-        """The action mask of the player on move, from ``Deal.legal_actions()``."""
-        bits = 0
-        for a in deal.legal_actions():
-            bits |= 1 << a
-        return np.unpackbits(
-            np.frombuffer(bits.to_bytes(_NBYTES_MASK, "little"), np.uint8), count=NUM_ACTIONS, bitorder="little"
-        ).view(np.int8)
+        """The action mask of the player on move, from ``Deal.legal_actions()`` (read-only, shared: a
+        cache keyed by the legal actions; observe() hands out copies)."""
+        la = deal.legal_actions()
+        key = tuple(la)
+        m = _MASKS.get(key)
+        if m is None:
+            if len(_MASKS) >= _MASKS_MAX:
+                _MASKS.clear()
+            m = np.zeros(NUM_ACTIONS, np.int8)
+            for a in la:
+                m[a] = 1
+            m.flags.writeable = False
+            _MASKS[key] = m
+        return m
 
     def _new_decision(self) -> None:
-        self._obs = [None] * self.num_players
+        self._version += 1  # every cached observation is stale
         self._mask = None
-        self._mask_out = False
         cur = self.deal.current_player
         if cur >= 0:
             self.agent_selection = self._agent_names[cur]
@@ -319,16 +385,17 @@ class raw_env(AECEnv):
         pass proves nothing). An illegal declaration has no R8.2 penalty and raises;
         ``"terminate"``: the offender gets ``-illegal_penalty * reward_scale``, the others 0, and the
         episode ends for every agent."""
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        agent = self._m_agent_selection
+        if self._m_terminations[agent] or self._m_truncations[agent]:
             self._was_dead_step(action)
             return
-        self._cumulative_rewards[agent] = 0.0
+        self._m__cumulative_rewards[agent] = 0.0
         if self._rewards_dirty:
-            for a in self.rewards:
-                self.rewards[a] = 0.0
+            rewards = self._m_rewards
+            for a in rewards:
+                rewards[a] = 0.0
             self._rewards_dirty = False
-        deal = self.deal
+        deal = self.match.deal if self.match is not None else self._deal
         a = action if type(action) is int else self._as_action(action)
         if self.illegal_action == "raise":
             if a is None:
@@ -364,7 +431,7 @@ class raw_env(AECEnv):
                 self.terminations[ag] = True
             self._rewards_dirty = True
             self.infos[self._agent_names[seat]] = {"illegal_action": action}
-            self._obs = [None] * self.num_players
+            self._version += 1
             self._mask = None
             return False
         # renege
