@@ -18,20 +18,11 @@ ids          count      meaning
 from __future__ import annotations
 
 from .cards import NUM_CARDS, RANKS, SUITS, format_card, parse_card
+from .contracts import CONTRACT_NAMES
 
 PASS = 52
-#: Contracts declared without a parameter, in action order (Barbu King's last two: issue R11).
-PLAIN_CONTRACTS: tuple[str, ...] = (
-    "no_tricks",
-    "no_hearts",
-    "no_queens",
-    "no_king",
-    "no_last_two",
-    "ravage_city",
-    "salad",
-    "take_tricks",
-    "no_first_last",
-)
+#: Contracts declared without a parameter, in action order (Barbu King's last two: R11).
+PLAIN_CONTRACTS: tuple[str, ...] = tuple(n for n in CONTRACT_NAMES if n not in ("trumps", "fantan"))
 DECLARE_BASE = 53
 TRUMPS_BASE = DECLARE_BASE + len(PLAIN_CONTRACTS)  # 62
 FANTAN_BASE = TRUMPS_BASE + 4  # 66

@@ -3,8 +3,12 @@ for model selection, logging (TensorBoard + CSV), learning curves and the final 
 
 from __future__ import annotations
 
+import argparse
 import csv
 import dataclasses
+import json
+import sys
+import time
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -177,3 +181,29 @@ def write_manifest(export_dir: str | Path, cfg: Any, paths: dict[str, Path], com
     out = Path(export_dir) / "MANIFEST.json"
     out.write_text(json.dumps(manifest, indent=1, default=float) + "\n")
     return out
+
+
+def run_cli(name: str, doc: str | None, cls: type, train: Any, argv: list[str] | None, resume_help: str) -> None:
+    """The command line of a training script: config + overrides, training, the final table against
+    the baselines, and the manifest beside exported checkpoints."""
+    from barbu_env import __version__
+
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default="configs/default.yaml", help="YAML training config")
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
+    ap.add_argument("--resume", action="store_true", help=resume_help)
+    args = ap.parse_args(argv)
+    cfg = load_config(cls, args.config, args.set)
+    print(f"barbu_env {__version__}: training.{name} on {cfg.contracts} -> {cfg.out_dir}")
+    print(json.dumps(dataclasses.asdict(cfg)))
+    t0 = time.time()
+    paths = train(cfg, args.resume)
+    print(f"training done in {time.time() - t0:.0f} s")
+    results = None
+    if cfg.final_eval_deals:
+        table, results = final_table(paths, cfg.final_eval_deals, cfg.seed + 20_000, cfg.rules)
+        (Path(cfg.out_dir) / "evaluation.md").write_text(table)
+        print(table)
+    if cfg.export_dir:
+        command = f"python -m training.{name} " + " ".join(argv if argv is not None else sys.argv[1:])
+        write_manifest(cfg.export_dir, cfg, paths, command, results, time.time() - t0)

@@ -34,12 +34,9 @@ then the evaluation table against the random and heuristic agents (``barbu_env.e
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import multiprocessing as mp
 import shutil
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,12 +45,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from barbu_env import __version__
 from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
 from .augment import action_index, action_map, obs_index, suit_permutations
-from .common import SEVEN, Logger, duplicate_eval, final_table, load_config, write_manifest
+from .common import SEVEN, Logger, duplicate_eval, run_cli
 from .selfplay import rollout_targets
 
 
@@ -252,26 +248,7 @@ def train(cfg: DMCConfig, resume: bool = False) -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", default="configs/default.yaml", help="YAML training config")
-    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
-    ap.add_argument("--resume", action="store_true", help="reuse out_dir/<contract>/data.npz and state.pt")
-    args = ap.parse_args(argv)
-    cfg = load_config(DMCConfig, args.config, args.set)
-    print(f"barbu_env {__version__}: DMC training {cfg.contracts} -> {cfg.out_dir}")
-    print(json.dumps(dataclasses.asdict(cfg)))
-    t0 = time.time()
-    paths = train(cfg, args.resume)
-    print(f"training done in {time.time() - t0:.0f} s")
-    if cfg.final_eval_deals:
-        table, results = final_table(paths, cfg.final_eval_deals, cfg.seed + 20_000, cfg.rules)
-        (Path(cfg.out_dir) / "evaluation.md").write_text(table)
-        print(table)
-    if cfg.export_dir:
-        args_text = " ".join(argv if argv is not None else sys.argv[1:])
-        command = f"python -m training.{Path(__file__).stem} {args_text}"
-        write_manifest(cfg.export_dir, cfg, paths, command, results if cfg.final_eval_deals else None,
-                       time.time() - t0)  # fmt: skip
+    run_cli("dmc", __doc__, DMCConfig, train, argv, resume_help="reuse out_dir/<contract>/data.npz and state.pt")
 
 
 if __name__ == "__main__":

@@ -22,11 +22,8 @@ and heuristic agents is printed (``barbu_env.evaluation``).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import shutil
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,11 +33,10 @@ import torch
 from torch.distributions import Categorical
 from tqdm import tqdm
 
-from barbu_env import __version__
 from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
-from .common import SEVEN, Logger, duplicate_eval, final_table, load_config, make_policy, write_manifest
+from .common import SEVEN, Logger, duplicate_eval, make_policy, run_cli
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, SelfPlay
 
 
@@ -329,26 +325,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", default="configs/default.yaml", help="YAML training config")
-    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
-    ap.add_argument("--resume", action="store_true", help="continue from out_dir/<contract>/state.pt")
-    args = ap.parse_args(argv)
-    cfg = load_config(TrainConfig, args.config, args.set)
-    print(f"barbu_env {__version__}: training {cfg.contracts} -> {cfg.out_dir}")
-    print(json.dumps(dataclasses.asdict(cfg)))
-    t0 = time.time()
-    paths = train(cfg, args.resume)
-    print(f"training done in {time.time() - t0:.0f} s")
-    if cfg.final_eval_deals:
-        table, results = final_table(paths, cfg.final_eval_deals, cfg.seed + 20_000, cfg.rules)
-        (Path(cfg.out_dir) / "evaluation.md").write_text(table)
-        print(table)
-    if cfg.export_dir:
-        args_text = " ".join(argv if argv is not None else sys.argv[1:])
-        command = f"python -m training.{Path(__file__).stem} {args_text}"
-        write_manifest(cfg.export_dir, cfg, paths, command, results if cfg.final_eval_deals else None,
-                       time.time() - t0)  # fmt: skip
+    run_cli("ppo", __doc__, TrainConfig, train, argv, resume_help="continue from out_dir/<contract>/state.pt")
 
 
 if __name__ == "__main__":
