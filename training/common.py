@@ -135,7 +135,8 @@ def plot_curve(csv_path: Path, png: Path, title: str) -> None:
 
 
 def final_table(paths: dict[str, Path], boards: int, seed: int, rules: str,
-                baselines: tuple[str, ...] = ("random", "heuristic")) -> tuple[str, dict[str, Any]]:  # fmt: skip
+                baselines: tuple[str, ...] = ("random", "heuristic"),
+                workers: int = 1) -> tuple[str, dict[str, Any]]:  # fmt: skip
     """Duplicate evaluation of each trained policy (1 vs 3) against each baseline, through
     ``barbu_env.evaluation`` (the same harness as ``barbu-eval``): ``(Markdown table, results)``,
     results[contract][baseline] = the policy's CI dict (points per deal relative to the table mean)."""
@@ -153,7 +154,8 @@ def final_table(paths: dict[str, Path], boards: int, seed: int, rules: str,
     for contract, path in paths.items():
         results[contract] = {}
         for baseline in baselines:
-            s = duplicate([str(path), baseline], contracts=contract, boards=boards, seed=seed, rules=rules)
+            s = duplicate([str(path), baseline], contracts=contract, boards=boards, seed=seed, rules=rules,
+                          workers=workers)  # fmt: skip
             results[contract][baseline] = s["contracts"][contract]["agents"][s["agents"][0]]
         cells = [results[contract][b] for b in baselines]
         fmt = [f"{c['mean']:+.2f} ± {c['half_width']:.2f}" for c in cells]

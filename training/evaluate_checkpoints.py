@@ -27,13 +27,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--baselines", nargs="+", default=["random", "heuristic"], help="agent specs")
     ap.add_argument("--seed", type=int, default=12345, help="board seed (keep it apart from training's)")
     ap.add_argument("--rules", default="classic", help="rule preset the deals are played under")
+    ap.add_argument("--workers", type=int, default=1, help="processes (results do not depend on it)")
     args = ap.parse_args(argv)
     folder = Path(args.dir)
     paths = {load_checkpoint(p)[1]["contract"]: p for p in sorted(folder.glob("*.pt"))}
     if not paths:
         raise SystemExit(f"no checkpoint (*.pt) in {str(folder)!r}")
     t0 = time.time()
-    table, results = final_table(paths, args.boards, args.seed, args.rules, tuple(args.baselines))
+    table, results = final_table(paths, args.boards, args.seed, args.rules, tuple(args.baselines), args.workers)
     print(table)
     (folder / "evaluation.md").write_text(table)
     manifest = folder / "MANIFEST.json"
