@@ -337,3 +337,13 @@ def test_rllib_one_training_iteration_and_export(tmp_path, one_torch_thread):
         assert torch.allclose(logits[0][legal], rl_logits[legal], atol=2e-2)
         assert math.isclose(float(value[0]), float(rl_value.reshape(-1)[0]), abs_tol=2e-2)
         assert int(logits[0].argmax()) in np.flatnonzero(legal)
+
+
+def test_adapters_refuse_barbu_king_clearly() -> None:
+    """The SB3/RLlib adapters are built for the classic 4-player layout: King is refused, not mis-shaped."""
+    from barbu_env.wrappers.common import check_classic
+
+    with pytest.raises(ValueError, match="classic 4-player game only"):
+        BarbuSingleAgentEnv(rules="king3")
+    with pytest.raises(ValueError, match="classic 4-player game only"):
+        check_classic(barbu_env.load_rules("king"), "BarbuMultiAgentEnv")

@@ -20,6 +20,16 @@ from ..rules import Rules
 FAMILIES_WITH_PARAMETER = ("trumps", "fantan")
 
 
+def check_classic(rules: Rules, adapter: str) -> None:
+    """The adapters are built for the classic 4-player observation (1228 entries) and seats: refuse
+    Barbu King (R11, its own observation layouts and 3/5 seats) with a clear error."""
+    if rules.game != "barbu":
+        raise ValueError(
+            f"{adapter} supports the classic 4-player game only (rules game='barbu'), got game={rules.game!r}; "
+            "use barbu_env.env(rules='king'...) directly with PettingZoo/TorchRL"
+        )
+
+
 def contract_family(contract: str) -> str:
     """``"trumps:S"`` -> ``"trumps"``, ``"fantan:5"`` -> ``"fantan"``, ``"no_queens"`` -> ``"no_queens"``."""
     return contract.split(":", 1)[0]

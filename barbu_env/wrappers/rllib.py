@@ -34,7 +34,7 @@ from ..actions import NUM_ACTIONS
 from ..env import AGENTS
 from ..env import env as make_env
 from ..observation import OBS_SIZE, observation_bounds
-from .common import check_contracts, contract_family, contract_scale, sample_deal
+from .common import check_classic, check_contracts, contract_family, contract_scale, sample_deal
 
 #: Adapter options of :class:`BarbuMultiAgentEnv`; every other key of the config goes to ``barbu_env.env``.
 ADAPTER_OPTIONS = ("contracts", "agent_ids", "normalize", "seed")
@@ -78,6 +78,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         self._declarer = cfg.get("declarer", "random")  # with contracts: a random declarer unless one is given
         self.aec = make_env(**cfg)
         self.raw = self.aec.unwrapped
+        check_classic(self.raw.rules, "BarbuMultiAgentEnv")
         deal_mode = self.raw.mode == "deal"
         if contracts is not None and not deal_mode:
             raise ValueError("contracts draws one contract per deal-mode episode: use it with mode='deal'")

@@ -31,7 +31,7 @@ from ..agents import Agent, make
 from ..env import AGENTS
 from ..env import env as make_env
 from ..observation import OBS_SIZE, observation_bounds
-from .common import check_contracts, contract_scale, sample_deal
+from .common import check_classic, check_contracts, contract_scale, sample_deal
 
 #: Resets that end before the learner's first decision are retried this many times.
 _MAX_EMPTY_RESETS = 100
@@ -78,6 +78,7 @@ class BarbuSingleAgentEnv(gym.Env):
         self._declarer = env_kwargs.get("declarer", "random")  # with contracts: random unless one is given
         self.aec = make_env(**env_kwargs)
         self.raw = self.aec.unwrapped
+        check_classic(self.raw.rules, "BarbuSingleAgentEnv")
         if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= int(seat) < 4):
             raise ValueError(f"bad seat {seat!r}: expected 0..3 or 'random'")
         self.seat_choice = seat if seat == "random" else int(seat)
