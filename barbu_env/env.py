@@ -47,6 +47,11 @@ Observations are ``{"observation": float32[OBS_SIZE], "action_mask": int8[87]}``
 out by :mod:`barbu_env.observation` (``encode``; Barbu King has its own size, ``layout(rules).size``);
 the mask is all zeros for agents not on move and is built from ``Deal.legal_actions()``. Arrays handed
 out are never modified afterwards by the env.
+
+Speed: classic observations are gathered from one :class:`~barbu_env.observation.ObservationState` that is
+brought in step with the engine once per step, rewriting only the entries that changed (each equals
+``encode``); the mask is built once per decision (cached by legal-action set, copies handed out);
+:func:`env`'s wrappers find the AEC attributes in their own dicts (see :func:`env`).
 """
 
 from __future__ import annotations
@@ -66,16 +71,7 @@ from .contracts import contract_table
 from .engine.deal import Deal, Phase, deal_hands
 from .engine.infostate import InfoState
 from .engine.match import Match
-from .observation import (
-    _ZERO_MATCH,
-    assemble,
-    deal_bits,
-    deal_numeric,
-    encode_any,
-    layout,
-    match_bits,
-    match_numeric,
-)
+from .observation import ObservationState, encode_any, layout
 from .render import HAND_CHOICES, render_text
 from .rules import OPTION_NAMES, Rules, load_rules
 
@@ -107,7 +103,7 @@ def env(**kwargs: Any) -> AECEnv:
     raw = raw_env(**kwargs)
     inner = wrappers.AssertOutOfBoundsWrapper(raw)
     outer = wrappers.OrderEnforcingWrapper(inner)
-    raw._wrapper_dicts = (inner.__dict__, outer.__dict__)
+    raw._wrappers = (inner, outer)
     return outer
 
 
@@ -121,13 +117,13 @@ def _mirrored(name: str) -> property:
 
     def fset(self: raw_env, value: Any) -> None:
         self.__dict__[private] = value
-        for d in self._mirrors:
-            d[name] = value
+        for w in self._mirrors:
+            w.__dict__[name] = value
 
     def fdel(self: raw_env) -> None:
         del self.__dict__[private]
-        for d in self._mirrors:
-            d.pop(name, None)
+        for w in self._mirrors:
+            w.__dict__.pop(name, None)
 
     return property(operator.attrgetter(private), fset, fdel, f"``{name}`` (AEC API)")
 
@@ -163,8 +159,8 @@ class raw_env(AECEnv):
     terminations = _mirrored("terminations")
     truncations = _mirrored("truncations")
     infos = _mirrored("infos")
-    _wrapper_dicts: tuple[dict[str, Any], ...] = ()
-    _mirrors: tuple[dict[str, Any], ...] = ()
+    _wrappers: tuple[AECEnv, ...] = ()  # the wrappers of env(), objects (not dicts: deepcopy/pickle stay right)
+    _mirrors: tuple[AECEnv, ...] = ()
 
     def __init__(
         self,
@@ -237,13 +233,15 @@ class raw_env(AECEnv):
         self._rng: np.random.Generator | None = None
         self.match: Match | None = None
         self._deal: Deal | None = None
-        # observation of each seat (internal, copied when handed out), valid while its version is current
+        # observations: classic Barbu gathers them from one ObservationState kept in step with the engine;
+        # King encodes each seat (internal arrays, copied when handed out). Both are valid while their
+        # version is the env's (bumped by every step and reset).
+        self._state = None if self._king else ObservationState()
+        self._state_version = -1
         self._obs: list[np.ndarray | None] = [None] * n
         self._obs_version = [-1] * n
         self._version = 0
         self._mask: np.ndarray | None = None
-        self._match_key = -1
-        self._match_parts: list[tuple[int, list[float]] | None] = [None] * n
         self._rewards_dirty = False
 
     # ----------------------------------------------------------------- PettingZoo API
@@ -282,7 +280,7 @@ class raw_env(AECEnv):
         if contract is not None:
             self._check_contract(contract)
         # mirror into the wrappers of env(); into the OrderEnforcingWrapper only once it has been reset
-        self._mirrors = tuple(d for d in self._wrapper_dicts if d.get("_has_reset", True))
+        self._mirrors = tuple(w for w in self._wrappers if w.__dict__.get("_has_reset", True))
         if self.mode == "deal":
             self.match = None
             if hands is None:
@@ -298,7 +296,6 @@ class raw_env(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self._rewards_dirty = False
-        self._match_key = -1
         self._new_decision()
 
     def _check_contract(self, contract: Any) -> None:
@@ -310,16 +307,25 @@ class raw_env(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
-        o = self._obs[seat]
-        if self._obs_version[seat] != self._version:
-            o = self._obs[seat] = self._encode(seat)
-            self._obs_version[seat] = self._version
-        if seat == self.deal.current_player and not self._m_terminations.get(agent, True):
+        deal = self.match.deal if self.match is not None else self._deal
+        state = self._state
+        if state is None:  # Barbu King: encoded per seat once per decision, copies handed out
+            o = self._obs[seat]
+            if self._obs_version[seat] != self._version:
+                o = self._obs[seat] = encode_any(deal, seat, self.match)
+                self._obs_version[seat] = self._version
+            o = o.copy()
+        else:
+            if self._state_version != self._version:
+                state.update(deal, self.match)
+                self._state_version = self._version
+            o = state.gather(seat)  # a fresh array
+        if seat == deal.current_player and not self._m_terminations.get(agent, True):
             m = self._mask
             if m is None:
-                m = self._mask = self._build_mask(self.deal)
-            return {"observation": o.copy(), "action_mask": m.copy()}  # internal arrays are never handed out
-        return {"observation": o.copy(), "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+                m = self._mask = self._build_mask(deal)
+            return {"observation": o, "action_mask": m.copy()}  # the cached mask is never handed out
+        return {"observation": o, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last`` without the property lookups (observation, cumulative reward, terminated,
@@ -332,23 +338,6 @@ class raw_env(AECEnv):
             self._m_truncations[agent],
             self._m_infos[agent],
         )
-
-    def _encode(self, seat: int) -> np.ndarray:
-        """``observation.encode(self.deal, seat, self.match)``, with the match parts cached per deal."""
-        deal = self.deal
-        match = self.match
-        if self._king:
-            return encode_any(deal, seat, match)
-        if match is None:
-            return assemble(deal_bits(deal, seat), deal_numeric(deal, seat) + _ZERO_MATCH)
-        key = match.deal_no + (1 << 20 if match.is_over else 0)
-        if key != self._match_key:
-            self._match_key = key
-            self._match_parts = [None] * self.num_players
-        part = self._match_parts[seat]
-        if part is None:
-            part = self._match_parts[seat] = (match_bits(match, seat), match_numeric(match, seat))
-        return assemble(deal_bits(deal, seat) | part[0], deal_numeric(deal, seat) + part[1])
 
     @staticmethod
     def _build_mask(deal: Deal) -> np.ndarray:
@@ -370,7 +359,8 @@ class raw_env(AECEnv):
     def _new_decision(self) -> None:
         self._version += 1  # every cached observation is stale
         self._mask = None
-        cur = self.deal.current_player
+        deal = self.match.deal if self.match is not None else self._deal
+        cur = -1 if deal.phase == _OVER else deal.to_move
         if cur >= 0:
             self.agent_selection = self._agent_names[cur]
         elif not hasattr(self, "agent_selection") or self.agent_selection not in self.agents:

@@ -182,6 +182,94 @@ def test_observation_arrays_are_not_mutated_later():
     assert np.array_equal(first["observation"], kept[0]) and np.array_equal(first["action_mask"], kept[1])
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"mode": "match", "illegal_action": "renege"},
+        {"mode": "deal", "contract": "fantan:9", "illegal_action": "renege", "fantan_pass": "forced"},
+        {"mode": "deal", "rules": "basic32", "illegal_action": "terminate"},
+        {"mode": "match", "rules": "king"},
+        {"mode": "deal", "rules": "king3"},
+    ],
+)
+def test_observations_equal_encode_when_agents_look_now_and_then(kwargs):
+    """Observations are kept up to date between looks: each agent observes at its own random rate (some
+    steps nobody looks, some several times), illegal moves included (R8.2 renege, terminate), and every
+    observation equals ``encode`` of the state it was taken in, for classic and Barbu King (R11) layouts."""
+    rng = np.random.default_rng(21)
+    e = barbu_env.env(**kwargs)
+    for seed in range(3):
+        e.reset(seed=seed)
+        rates = rng.random(len(e.possible_agents))
+        for agent in e.agent_iter(600):
+            u = e.unwrapped
+            for other in e.possible_agents:
+                for _ in range(int(rng.random() < rates[u.agent_name_mapping[other]]) * 2):
+                    o = e.observe(other)["observation"]
+                    assert np.array_equal(o, encode(u.deal, u.agent_name_mapping[other], u.match)), other
+            obs, _, term, trunc, _ = e.last()
+            assert np.array_equal(obs["observation"], encode(u.deal, u.agent_name_mapping[agent], u.match))
+            if term or trunc:
+                e.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            if u.illegal_action != "raise" and rng.random() < 0.02 and u.deal.phase in (2, 3):  # now and then
+                e.step(int(np.flatnonzero(obs["action_mask"][:52] == 0)[0]))
+            else:
+                e.step(int(legal[rng.integers(len(legal))]))
+
+
+def test_wrappers_see_the_raw_env_attributes_also_after_copies():
+    """env()'s wrappers (PettingZoo's own) read the AEC attributes the raw env mirrors into them: they stay
+    equal to the raw env's through steps, dead steps, resets, deepcopy and pickle; before reset the
+    OrderEnforcingWrapper still refuses them."""
+    import copy
+    import pickle
+
+    from pettingzoo.utils import wrappers
+
+    e = barbu_env.env(mode="deal", contract="no_queens")
+    assert isinstance(e, wrappers.OrderEnforcingWrapper) and isinstance(e.env, wrappers.AssertOutOfBoundsWrapper)
+    with pytest.raises(AttributeError, match="before reset"):
+        _ = e.agent_selection
+    e.unwrapped.reset(seed=0)  # reset behind the wrappers' back: the outer one still says "not reset"
+    with pytest.raises(AttributeError, match="before reset"):
+        _ = e.agents
+    names = ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations", "truncations", "infos")
+
+    def same(env):
+        u = env.unwrapped
+        for w in (env, env.env):
+            for name in names:
+                assert getattr(w, name) is getattr(u, name) or getattr(w, name) == getattr(u, name), name
+
+    rng = np.random.default_rng(0)
+    e.reset(seed=1)
+    same(e)
+    copies = []
+    for _agent in e.agent_iter():
+        obs, _, term, trunc, _ = e.last()
+        same(e)
+        if term or trunc:
+            e.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        e.step(int(legal[rng.integers(len(legal))]))
+        if len(copies) < 2 and e.unwrapped.deal.trick_no == 3 + 3 * len(copies):
+            copies.append(copy.deepcopy(e) if not copies else pickle.loads(pickle.dumps(e)))
+    assert e.agents == [] and e.unwrapped.agents == []
+    for c in copies:  # an independent env that plays on by itself, its wrappers in step with it
+        before = e.unwrapped.deal.played
+        same(c)
+        random_episode(c, rng, lambda env, agent, obs: same(env))
+        same(c)
+        assert c.unwrapped.deal.is_over and e.unwrapped.deal.played == before
+    e.reset(seed=2)
+    same(e)
+    assert e.env.action_space("player_0").contains(86) and not e.env.action_space("player_0").contains(87)
+    assert e.env.action_space("player_0").contains(np.int64(3)) and not e.env.action_space("player_0").contains(-1)
+
+
 # ----------------------------------------------------------------------------- rewards
 def test_reward_sums_equal_match_totals_with_scale():
     rng = np.random.default_rng(2)

@@ -223,3 +223,81 @@ def test_encode_rejects_bad_seat():
     deal = Deal.random(np.random.default_rng(0), 0, "no_tricks", Rules())
     with pytest.raises(ValueError, match="seat"):
         ob.encode(deal, 4)
+
+
+# ----------------------------------------------------------------------------- incremental state (the env's)
+@pytest.mark.parametrize(
+    "rules, contract",
+    [
+        (Rules(), None),  # declaration, classic doubling (R3, R6), then trick play or Fantan
+        (Rules(doubling="declarer_only", hearts_lead="until_broken"), "no_hearts"),  # R4.1 heart leads
+        (Rules(scoring="basic32", overtrump="yes"), "trumps:D"),  # R10.1 32 cards, R5.5 overtrump
+        (Rules(ravage_city=True, king_discard="forced"), None),  # R9, R4.4
+        (Rules(ace_plays_again=True, fantan_pass="free"), "fantan:5"),  # R7.3, R7.5
+        (Rules(fantan_pass="forced"), "fantan:9"),  # R7.3: forced passes exclude cards
+        (Rules(undoubled_negative="split"), "no_tricks"),  # R6.6: a deal that is not played
+        (Rules(salad=True, doubling="off"), "salad"),
+    ],
+)
+def test_observation_state_equals_encode_after_every_step(rules, contract):
+    """ObservationState (one absolute vector, updated from the engine's changes) gives ``encode`` bit for
+    bit for every seat after every kind of step, whether a seat looks every step or only now and then."""
+    rng = np.random.default_rng(11)
+    for g in range(4):
+        state = ob.ObservationState()
+        deal = Deal.random(rng, g % 4, contract, rules)
+        looks = rng.random(4) * (g % 2)  # g even: every seat every step; odd: each seat at its own rate
+        while True:
+            state.update(deal)
+            for seat in range(4):
+                if rng.random() >= looks[seat] or deal.is_over:
+                    got = state.gather(seat)
+                    assert got.dtype == np.float32 and np.array_equal(got, ob.encode(deal, seat)), (g, seat)
+            if deal.is_over:
+                break
+            legal = deal.legal_actions()
+            deal.apply(legal[int(rng.integers(len(legal)))])
+
+
+def test_observation_state_in_a_match_and_after_renege():
+    """Across deals (a new Deal, match blocks change: R2, R6.4) and an R8.2 renege, and a state that
+    jumps between unrelated deals, the gathered vectors stay equal to ``encode``."""
+    rng = np.random.default_rng(4)
+    m = Match(Rules(ravage_city=True), rng, first_declarer=1)
+    state = ob.ObservationState()
+    other = Deal.random(rng, 0, "no_queens", Rules())
+    steps = 0
+    while not m.is_over:
+        state.update(m.deal, m)
+        seat = steps % 4
+        assert np.array_equal(state.gather(seat), ob.encode(m.deal, seat, m))
+        if steps % 37 == 0:  # an unrelated deal in between: rebuilt from scratch, then back
+            state.update(other)
+            assert np.array_equal(state.gather(seat), ob.encode(other, seat))
+        deal = m.deal
+        if deal.phase == 2 and steps % 53 == 0:
+            deal.renege(deal.to_move)  # R8.2: the deal ends at once
+            state.update(deal, m)
+            assert np.array_equal(state.gather(seat), ob.encode(deal, seat, m))
+            m.end_deal()
+        else:
+            legal = m.legal_actions()
+            m.apply(legal[int(rng.integers(len(legal)))])
+        steps += 1
+    state.update(m.deal, m)
+    for seat in range(4):
+        assert np.array_equal(state.gather(seat), ob.encode(m.deal, seat, m))
+
+
+def test_observation_state_hands_out_fresh_arrays():
+    deal = Deal.random(np.random.default_rng(0), 0, "no_hearts", Rules())
+    state = ob.ObservationState()
+    state.update(deal)
+    first = state.gather(0)
+    kept = first.copy()
+    state.gather(0)[:] = 9.0  # scribbling on one vector changes neither the state nor earlier vectors
+    legal = deal.legal_actions()
+    deal.apply(legal[0])
+    state.update(deal)
+    assert np.array_equal(first, kept)
+    assert np.array_equal(state.gather(0), ob.encode(deal, 0))
