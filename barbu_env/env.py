@@ -201,6 +201,7 @@ class raw_env(AECEnv):
                 "contract= fixes the contract of a single deal: use it with mode='deal' (in match mode, "
                 "fix the first deal's contract with reset(options={'contract': ...}))"
             )
+        self._good_contracts: tuple[Rules | None, set[str]] = (None, set())  # (rules, texts accepted under them)
         if contract is not None:
             self._check_contract(contract)
         self.contract = contract
@@ -302,8 +303,15 @@ class raw_env(AECEnv):
         """ValueError unless ``contract`` is a contract text played under the rules (R3, R4, R9, R10)."""
         if not isinstance(contract, str):
             raise ValueError(f"bad contract {contract!r}: expected text such as 'no_queens', 'trumps:S' or 'fantan:5'")
+        good = self._good_contracts
+        if good[0] is self.rules and type(contract) is str and contract in good[1]:
+            return  # accepted before under the same rules
         probe = np.random.default_rng(0)
         Deal.from_hands(deal_hands(probe, self.rules), 0, contract, self.rules, table=contract_table(self.rules))
+        if good[0] is not self.rules:
+            good = self._good_contracts = (self.rules, set())
+        if type(contract) is str:
+            good[1].add(contract)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
