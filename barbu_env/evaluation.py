@@ -39,6 +39,7 @@ import argparse
 import json
 import math
 import multiprocessing as mp
+import os
 import signal
 import sys
 import threading
@@ -316,6 +317,9 @@ _WORKER: _Runner | None = None
 
 def _init_worker(cfg: EvalConfig) -> None:
     global _WORKER
+    # one thread per worker process: neural agents' single-row forward passes gain nothing from more,
+    # and several workers each spinning several threads on a small machine thrash (torch reads this at import)
+    os.environ["OMP_NUM_THREADS"] = "1"
     _WORKER = _Runner(cfg)
 
 

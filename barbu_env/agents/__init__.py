@@ -62,7 +62,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 def is_checkpoint_spec(name: str) -> bool:
     """True when a spec's name is a checkpoint path rather than an agent name."""
-    return name not in REGISTRY and (name.endswith(CHECKPOINT_SUFFIXES) or "/" in name or Path(name).is_file())
+    return name not in REGISTRY and (name.endswith(CHECKPOINT_SUFFIXES) or "/" in name or Path(name).exists())
 
 
 def valid_options(name: str) -> list[str]:
