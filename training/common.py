@@ -9,6 +9,7 @@ import dataclasses
 import json
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,6 +23,32 @@ from .selfplay import SelfPlay, duplicate_boards, duplicate_margin
 
 SEVEN = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan"]
 C = TypeVar("C")
+
+
+@dataclass
+class CommonConfig:
+    """Settings every training script shares; each can be set in YAML or with ``--set key=value``."""
+
+    contracts: list[str] = field(default_factory=lambda: list(SEVEN))
+    """Contracts to train, one network each (names of RULES.md R4)."""
+    rules: str = "classic"
+    """Rule preset or YAML file the deals are played under."""
+    seed: int = 0
+    """Seed of every RNG (deals, roles or sampling, torch)."""
+    out_dir: str = "runs/default"
+    """Where data, metrics, TensorBoard logs, resume state and best checkpoints are written."""
+    export_dir: str = ""
+    """If set, each contract's best checkpoint is copied there as ``<contract>.pt``."""
+    hidden: list[int] = field(default_factory=lambda: [256, 128])
+    """Hidden layer sizes of the MLP."""
+    double_prob: float = 0.3
+    """Probability that each player takes a random legal double, so the policy sees varied doubles (R6)."""
+    eval_boards: int = 100
+    """Duplicate boards (each played 4 times, seats rotated) per model-selection evaluation."""
+    final_eval_deals: int = 200
+    """Boards per contract in the final table against the baselines (0 skips it)."""
+    threads: int = 2
+    """Torch CPU threads."""
 
 
 def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:

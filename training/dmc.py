@@ -38,7 +38,7 @@ import dataclasses
 import multiprocessing as mp
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -49,26 +49,14 @@ from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
 from .augment import action_index, action_map, obs_index, suit_permutations
-from .common import SEVEN, Logger, duplicate_eval, run_cli
+from .common import SEVEN, CommonConfig, Logger, duplicate_eval, run_cli
 from .selfplay import rollout_targets
 
 
 @dataclass
-class DMCConfig:
+class DMCConfig(CommonConfig):
     """Training settings; every field can be set in the YAML config or with ``--set key=value``."""
 
-    contracts: list[str] = field(default_factory=lambda: list(SEVEN))
-    """Contracts to train, one network each (names of RULES.md R4)."""
-    rules: str = "classic"
-    """Rule preset or YAML file the deals are played under."""
-    seed: int = 0
-    """Seed of every RNG (deals, sampling, torch)."""
-    out_dir: str = "runs/default"
-    """Where data, metrics, TensorBoard logs, resume state and best checkpoints are written."""
-    export_dir: str = ""
-    """If set, each contract's best checkpoint is copied there as ``<contract>.pt``."""
-    hidden: list[int] = field(default_factory=lambda: [256, 128])
-    """Hidden layer sizes of the MLP."""
     states: int = 40_000
     """Labelled decisions (each with a rollout per legal action) per contract."""
     samples: int = 0
@@ -76,8 +64,6 @@ class DMCConfig:
     the targets (0: the real deal only)."""
     label_prob: float = 0.3
     """Probability that a decision of a generated deal is labelled (decorrelates the states)."""
-    double_prob: float = 0.3
-    """Probability that each player takes a random legal double in generated deals."""
     workers: int = 2
     """Processes generating rollout data."""
     epochs: int = 8
@@ -94,12 +80,6 @@ class DMCConfig:
     """Weight of the cross-entropy prior towards the heuristic's move (0 = pure Q regression)."""
     bc_temp: float = 10.0
     """Inverse temperature turning Q-values into the prior's logits."""
-    eval_boards: int = 100
-    """Duplicate boards (each played 4 times, seats rotated) for model selection after each epoch."""
-    final_eval_deals: int = 200
-    """Boards per contract in the final table against the baselines (0 skips it)."""
-    threads: int = 2
-    """Torch CPU threads."""
 
 
 def _generate(args: tuple) -> tuple[np.ndarray, ...]:

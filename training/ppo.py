@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,30 +36,16 @@ from tqdm import tqdm
 from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
-from .common import SEVEN, Logger, duplicate_eval, make_policy, run_cli
+from .common import SEVEN, CommonConfig, Logger, duplicate_eval, make_policy, run_cli
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, SelfPlay
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(CommonConfig):
     """Training settings; every field can be set in the YAML config or with ``--set key=value``."""
 
-    contracts: list[str] = field(default_factory=lambda: list(SEVEN))
-    """Contracts to train, one network each (names of RULES.md R4)."""
-    rules: str = "classic"
-    """Rule preset or YAML file the deals are played under (doubling stays on: see double_prob)."""
-    seed: int = 0
-    """Seed of every RNG (deals, roles, torch)."""
-    out_dir: str = "runs/default"
-    """Where metrics, TensorBoard logs, resume state and best checkpoints are written."""
-    export_dir: str = ""
-    """If set, each contract's best checkpoint is copied there as ``<contract>.pt``."""
-    hidden: list[int] = field(default_factory=lambda: [256, 128])
-    """Hidden layer sizes of the policy/value MLP."""
     num_games: int = 128
     """Deals played concurrently (one batched forward pass per step)."""
-    double_prob: float = 0.3
-    """Probability that each player takes a random legal double, so the policy sees varied doubles."""
     bc_decisions: int = 40_000
     """Heuristic decisions imitated before RL (0 skips imitation)."""
     bc_epochs: int = 4
@@ -94,12 +80,6 @@ class TrainConfig:
     """Snapshots kept in the pool (oldest dropped)."""
     eval_every: int = 5
     """Updates between duplicate evaluations against the heuristic (model selection)."""
-    eval_boards: int = 100
-    """Duplicate boards per evaluation (each played 4 times, seats rotated)."""
-    final_eval_deals: int = 200
-    """Boards per contract in the final table against the baselines (0 skips it)."""
-    threads: int = 2
-    """Torch CPU threads."""
 
 
 # ---------------------------------------------------------------------------- policy helpers
