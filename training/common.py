@@ -7,6 +7,7 @@ import argparse
 import csv
 import dataclasses
 import json
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -189,6 +190,17 @@ def final_table(paths: dict[str, Path], boards: int, seed: int, rules: str,
         verdict = "yes" if cells[-1]["low"] > 0 else ("no" if cells[-1]["high"] < 0 else "not significant")
         lines.append(f"| {contract} | {' | '.join(fmt)} | {verdict} |")
     return "\n".join(lines) + "\n", results
+
+
+def finish_run(cfg: Any, directory: Path, contract: str, logger: Logger) -> Path:
+    """Close the logs (and draw the curve) of one contract's run; copy its best checkpoint to
+    ``cfg.export_dir/<contract>.pt`` if set. Returns the best checkpoint's path."""
+    logger.close(directory / "curve.png", contract)
+    best = directory / "best.pt"
+    if cfg.export_dir:
+        Path(cfg.export_dir).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(best, Path(cfg.export_dir) / f"{contract}.pt")
+    return best
 
 
 def write_manifest(export_dir: str | Path, cfg: Any, paths: dict[str, Path], command: str,

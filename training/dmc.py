@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing as mp
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +48,7 @@ from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
 from .augment import action_index, action_map, obs_index, suit_permutations
-from .common import SEVEN, CommonConfig, Logger, duplicate_eval, run_cli
+from .common import SEVEN, CommonConfig, Logger, duplicate_eval, finish_run, run_cli
 from .selfplay import rollout_targets
 
 
@@ -207,12 +206,7 @@ class Run:
             torch.save({"contract": self.contract, "hidden": list(cfg.hidden), "net": self.net.state_dict(),
                         "opt": self.opt.state_dict(), "epoch": self.epoch, "best": self.best, "wall": self.wall,
                         "torch_rng": torch.get_rng_state()}, self.dir / "state.pt")  # fmt: skip
-        self.logger.close(self.dir / "curve.png", self.contract)
-        best = self.dir / "best.pt"
-        if cfg.export_dir:
-            Path(cfg.export_dir).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(best, Path(cfg.export_dir) / f"{self.contract}.pt")
-        return best
+        return finish_run(cfg, self.dir, self.contract, self.logger)
 
 
 def train(cfg: DMCConfig, resume: bool = False) -> dict[str, Path]:

@@ -23,7 +23,6 @@ and heuristic agents is printed (``barbu_env.evaluation``).
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from tqdm import tqdm
 from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
-from .common import SEVEN, CommonConfig, Logger, duplicate_eval, make_policy, run_cli
+from .common import SEVEN, CommonConfig, Logger, duplicate_eval, finish_run, make_policy, run_cli
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, SelfPlay
 
 
@@ -275,12 +274,7 @@ class Run:
         return {"eval/margin_vs_heuristic": mean, "eval/ci95": half, "eval/best": self.best}
 
     def finish(self) -> Path:
-        self.logger.close(self.dir / "curve.png", self.contract)
-        best = self.dir / "best.pt"
-        if self.cfg.export_dir:
-            Path(self.cfg.export_dir).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(best, Path(self.cfg.export_dir) / f"{self.contract}.pt")
-        return best
+        return finish_run(self.cfg, self.dir, self.contract, self.logger)
 
 
 def _masked_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
