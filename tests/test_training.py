@@ -106,6 +106,26 @@ def test_dmc_targets_are_rollout_returns_of_each_legal_action() -> None:
     assert np.all((target <= 0) & (target >= -1))  # No tricks: own score in [-26, 0] / 26, no doubles
 
 
+def test_dmc_data_extended_on_resume_equals_data_generated_at_once(tmp_path: Path, monkeypatch) -> None:
+    """--resume with more ``states`` than data.npz holds generates only the missing chunks, and the
+    result is the data a single run would have made; a changed recipe is refused."""
+    monkeypatch.setattr(dmc, "CHUNK", 5)
+    base = ["contracts=[trumps]", "workers=1", "label_prob=0.5", "hidden=[8]"]
+
+    def data(out: str, states: int, resume: bool, extra: tuple[str, ...] = ()) -> tuple:
+        cfg = load_config(dmc.DMCConfig, None, [*base, f"out_dir={tmp_path / out}", f"states={states}", *extra])
+        return dmc.Run(cfg, "trumps", resume).data(resume)
+
+    once = data("once", 12, False)
+    data("grown", 7, False)
+    grown = data("grown", 12, True)
+    assert len(grown[0]) == 12
+    for a, b in zip(once, grown):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="generated with"):
+        data("grown", 14, True, ("double_prob=0.9",))
+
+
 def test_corrupt_and_mismatched_checkpoints_are_named(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")

@@ -35,6 +35,7 @@ then the evaluation table against the random and heuristic agents (``barbu_env.e
 from __future__ import annotations
 
 import dataclasses
+import json
 import multiprocessing as mp
 import time
 from dataclasses import dataclass
@@ -85,16 +86,20 @@ def _generate(args: tuple) -> tuple[np.ndarray, ...]:
     return rollout_targets(*args)
 
 
-def generate(cfg: DMCConfig, contract: str, rules) -> tuple[np.ndarray, ...]:
-    """Rollout-labelled states, ``cfg.states`` of them, in ``cfg.workers`` processes (deterministic
-    for a given seed and worker count)."""
-    chunk = 2_000
-    seeds = [int(np.random.SeedSequence([cfg.seed, SEVEN.index(contract), i]).generate_state(1)[0])
-             for i in range(0, cfg.states, chunk)]  # fmt: skip
-    jobs = [(contract, rules, min(chunk, cfg.states - i), seed, cfg.double_prob, cfg.label_prob, cfg.samples)
-            for i, seed in zip(range(0, cfg.states, chunk), seeds)]  # fmt: skip
+CHUNK = 2_000
+"""States per generation job; job ``i`` is seeded by (seed, contract, first state index), so data
+generated in one go or extended later in several steps is the same."""
+
+
+def generate(cfg: DMCConfig, contract: str, rules, start: int = 0) -> tuple[np.ndarray, ...]:
+    """Rollout-labelled states ``start`` .. ``cfg.states`` in ``cfg.workers`` processes
+    (deterministic for a given seed; ``start`` must be a multiple of :data:`CHUNK`)."""
+    starts = range(start, cfg.states, CHUNK)
+    seeds = [int(np.random.SeedSequence([cfg.seed, SEVEN.index(contract), i]).generate_state(1)[0]) for i in starts]
+    jobs = [(contract, rules, min(CHUNK, cfg.states - i), seed, cfg.double_prob, cfg.label_prob, cfg.samples)
+            for i, seed in zip(starts, seeds)]  # fmt: skip
     parts = []
-    with tqdm(total=cfg.states, desc=f"{contract} rollouts", unit="state", leave=False) as bar:
+    with tqdm(total=cfg.states - start, desc=f"{contract} rollouts", unit="state", leave=False) as bar:
         if cfg.workers > 1:
             with mp.get_context("spawn").Pool(cfg.workers) as pool:
                 for part in pool.imap(_generate, jobs):
@@ -148,16 +153,27 @@ class Run:
         self.logger = Logger(self.dir, fresh=not resume)
 
     def data(self, resume: bool) -> tuple[torch.Tensor, ...]:
-        path = self.dir / "data.npz"
+        """The rollout data: generated, or on resume read from ``data.npz`` and extended to
+        ``cfg.states`` when the config asks for more states than the file holds."""
+        cfg, path = self.cfg, self.dir / "data.npz"
         names = ("obs", "mask", "target", "teacher")
+        recipe = {k: getattr(cfg, k) for k in ("seed", "rules", "double_prob", "label_prob", "samples")}
+        arrays: tuple[np.ndarray, ...] = ()
         if resume and path.is_file():
             z = np.load(path)
-            arrays = tuple(z[k] for k in names)
-        else:
+            saved = json.loads(str(z["recipe"])) if "recipe" in z else recipe  # files before recipes: trusted
+            if saved != recipe:
+                raise ValueError(f"{str(path)!r} was generated with {saved}, the config asks for {recipe}; "
+                                 "delete it or use another out_dir")  # fmt: skip
+            arrays = tuple(z[k][: cfg.states] for k in names)
+        have = len(arrays[0]) if arrays else 0
+        if have < cfg.states:
+            start = have - have % CHUNK
             t0 = time.time()
-            arrays = generate(self.cfg, self.contract, self.rules)
+            new = generate(cfg, self.contract, self.rules, start)
+            arrays = tuple(np.concatenate([a[:start], b]) for a, b in zip(arrays, new)) if start else new
             self.wall += time.time() - t0
-            np.savez(path, **dict(zip(names, arrays)))
+            np.savez(path, recipe=json.dumps(recipe), **dict(zip(names, arrays)))
             self.log({"data/states": len(arrays[0]), "data/seconds": time.time() - t0})
         return tuple(torch.from_numpy(a) for a in arrays)
 
