@@ -70,6 +70,7 @@ _AH = 1 << ACE_OF_HEARTS
 _SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple(13 * s + r for r in range(13) if m >> r & 1) for m in range(1 << 13)) for s in range(4)
 )
+_SHIFT = (0, 13, 26, 39)  # bit offset of each suit in a card mask
 
 
 def mask_to_list(m: int) -> list[int]:
@@ -117,16 +118,37 @@ def validate_hands(hands: Sequence[Sequence[str | int] | str], rules: Rules) -> 
 
 def deal_hands(rng: np.random.Generator, rules: Rules) -> list[int]:
     """Shuffle the deck with ``rng`` and deal ``rules.hand_size`` cards to each seat (R1.4)."""
-    deck = rules.deck
-    cards = _DECK_IDS.get(deck)
-    if cards is None:
-        cards = _DECK_IDS[deck] = np.array(cards_of(deck), dtype=np.uint64)
-    bits = np.left_shift(_ONE, cards[rng.permutation(len(cards))]).reshape(rules.players, -1)
-    return np.bitwise_or.reduce(bits, axis=1).tolist()
+    return _deal_masks(rng, rules.deck, rules.players)
 
 
-_ONE = np.uint64(1)
-_DECK_IDS: dict[int, np.ndarray] = {}  # deck mask -> its card ids
+def _deal_masks(rng: np.random.Generator, deck: int, players: int) -> list[int]:
+    # ``rng.shuffle`` of the deck's card bits draws exactly what ``rng.permutation(len(deck))`` draws
+    # (permutation shuffles an arange), so the hands are the same as dealing ``cards[permutation]``;
+    # a sum of distinct powers of two is their OR.
+    bits = _DECK_BITS.get(deck)
+    if bits is None:
+        bits = _DECK_BITS[deck] = np.left_shift(np.uint64(1), np.array(cards_of(deck), dtype=np.uint64))
+    shuffled = bits.copy()
+    rng.shuffle(shuffled)
+    return shuffled.reshape(players, -1).sum(axis=1).tolist()
+
+
+_DECK_BITS: dict[int, np.ndarray] = {}  # deck mask -> uint64 bit of each of its cards, ascending
+_DEFAULT_RULES = Rules()
+#: ``id(rules)`` -> ``(rules, deck, players, hand_size, contract table)``: what a new deal derives from its
+#: rules, computed once per ``Rules`` object (frozen; the entry keeps it alive so its id is not reused).
+_RULE_CONSTS: dict[int, tuple[Rules, int, int, int, dict[str, Contract]]] = {}
+
+
+def _rule_consts(rules: Rules) -> tuple[Rules, int, int, int, dict[str, Contract]]:
+    e = _RULE_CONSTS.get(id(rules))
+    if e is None or e[0] is not rules:
+        if len(_RULE_CONSTS) >= 64:
+            _RULE_CONSTS.clear()
+        e = _RULE_CONSTS[id(rules)] = (rules, rules.deck, rules.players, rules.hand_size, contract_table(rules))
+    return e
+
+
 #: ``RANK_MASK[r]``: the four cards of rank ``r``.
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
 
@@ -135,13 +157,17 @@ class Deal:
     """The state of one deal. Build with :meth:`from_hands` or :meth:`random`."""
 
     __slots__ = (  # noqa: RUF023 - grouped by meaning, not sorted
-        "rules", "table", "available", "must_double", "num_tricks", "deck", "hands", "declarer",
+        "_rules", "table", "available", "must_double", "num_tricks", "deck", "hands", "declarer",
         "phase", "to_move", "contract", "trump", "fantan_rank", "doubles", "double_step", "trick",
         "trick_mask", "leader", "led", "best", "winner", "top_trump", "trick_no", "captured",
         "tricks_won", "points", "played", "played_by", "excluded", "hearts_broken", "card_vals",
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
         "reneged", "split", "n", "_legal",
+        # rule options read during play, as plain flags (set with ``rules``, see its setter)
+        "_until_broken", "_trump_must", "_overtrump", "_forced_pass", "_free_pass", "_ace_again",
+        # set by ``declare``: following is R5.1 only (no trumps, no R4.4 forcing)
+        "_plain_follow",
     )  # fmt: skip
 
     # ----------------------------------------------------------------- construction
@@ -161,34 +187,61 @@ class Deal:
         ``available`` limits the declarer's choice (a match passes the unused contracts, R3.1);
         ``must_double`` is a seat mask of players whose R6.4 obligation is due in this deal.
         """
-        rules = rules or Rules()
-        n = rules.players
+        consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
+        rules, deck, n, hand_size, _ = consts
         if not (isinstance(declarer, int) and 0 <= declarer < n):
             raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..{n - 1}")
         if len(hands) == n and all(isinstance(h, int) for h in hands):
             masks = list(hands)  # bitmasks: checked as a whole below
-            deck = rules.deck
             union = 0
             for h in masks:
                 union |= h
-            if union != deck or any(
-                h.bit_count() != rules.hand_size for h in masks
-            ):
+            if union != deck or any(h.bit_count() != hand_size for h in masks):
                 validate_hands([cards_of(h) for h in masks], rules)  # raises with the reason
                 raise ValueError(f"hand masks must partition the {rules.deck_size}-card deck")
         else:
             masks = validate_hands(hands, rules)  # type: ignore[arg-type]
-        d = cls()
+        return cls._build(masks, declarer, contract, consts, available, must_double, table)
+
+    @classmethod
+    def random(cls, rng: np.random.Generator, declarer: int = 0, contract: str | int | None = None,
+               rules: Rules | None = None, available: Sequence[str] | None = None, must_double: int = 0,
+               table: dict[str, Contract] | None = None) -> Deal:  # fmt: skip
+        """A deal with hands shuffled by ``rng`` (R1.4)."""
+        consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
+        n = consts[2]
+        if not (isinstance(declarer, int) and 0 <= declarer < n):
+            raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..{n - 1}")
+        masks = _deal_masks(rng, consts[1], n)  # a partition of the deck by construction: no checks
+        return cls._build(masks, declarer, contract, consts, available, must_double, table)
+
+    @classmethod
+    def _build(
+        cls,
+        masks: list[int],
+        declarer: int,
+        contract: str | int | Contract | None,
+        consts: tuple[Rules, int, int, int, dict[str, Contract]],
+        available: Sequence[str] | None,
+        must_double: int,
+        table: dict[str, Contract] | None,
+    ) -> Deal:
+        """A new deal of the valid hand ``masks`` (the part of :meth:`from_hands` after the checks)."""
+        rules, deck, n, hand_size, base_table = consts
+        d = cls.__new__(cls)
         d.rules = rules
-        d.table = table if table is not None else contract_table(rules)
-        names = tuple(d.table) if available is None else tuple(available)
-        for name in names:
-            if name not in d.table:
-                raise ValueError(f"unknown contract {name!r} under these rules: valid are {list(d.table)}")
-        d.available = names
+        d.table = tab = table if table is not None else dict(base_table)  # a fresh dict per deal, as before
+        if available is None:
+            d.available = tuple(tab)
+        else:
+            names = tuple(available)
+            for name in names:
+                if name not in tab:
+                    raise ValueError(f"unknown contract {name!r} under these rules: valid are {list(tab)}")
+            d.available = names
         d.must_double = must_double
-        d.num_tricks = rules.hand_size
-        d.deck = rules.deck
+        d.num_tricks = hand_size
+        d.deck = deck
         d.n = n
         d.hands = masks
         d.declarer = declarer
@@ -213,6 +266,7 @@ class Deal:
         d.card_vals = d.pos_vals = ()
         d.force_king = False
         d.lead_hearts_rule = False
+        d._plain_follow = False
         d.fantan_lo = [-1] * 4
         d.fantan_hi = [-1] * 4
         d.playable = 0
@@ -228,12 +282,21 @@ class Deal:
             d.declare(contract)
         return d
 
-    @classmethod
-    def random(cls, rng: np.random.Generator, declarer: int = 0, contract: str | int | None = None,
-               rules: Rules | None = None, **kwargs) -> Deal:  # fmt: skip
-        """A deal with hands shuffled by ``rng`` (R1.4)."""
-        rules = rules or Rules()
-        return cls.from_hands(deal_hands(rng, rules), declarer, contract, rules, **kwargs)
+    @property
+    def rules(self) -> Rules:
+        """The rule options of this deal (assigning new ones also refreshes the flags read during play)."""
+        return self._rules
+
+    @rules.setter
+    def rules(self, rules: Rules) -> None:
+        self._rules = rules
+        # plain flags instead of ``self.rules.x == "..."`` string compares on the hot path
+        self._until_broken = rules.hearts_lead == "until_broken"  # R4.1
+        self._trump_must = rules.trump_lead == "must_if_able"  # R5.4
+        self._overtrump = rules.overtrump == "yes"  # R5.5
+        self._forced_pass = rules.fantan_pass == "forced"  # R7.3
+        self._free_pass = rules.fantan_pass == "free"  # R7.3
+        self._ace_again = rules.ace_plays_again  # R7.5
 
     def clone(self) -> Deal:
         """An independent copy (cheap: ints are shared, the short lists are copied)."""
@@ -268,33 +331,44 @@ class Deal:
     def legal_card_mask(self) -> int:
         """Mask of the cards the player on move may play (trick play, R4.1, R4.4, R5.1, R5.4, R5.5;
         Fantan, R7.2). Cached until the next action."""
-        if self._legal is not None:
-            return self._legal
+        m = self._legal
+        if m is not None:
+            return m
         hand = self.hands[self.to_move]
-        if self.phase == FANTAN_PLAY:
+        phase = self.phase
+        if phase == PLAY:
+            m = self._play_mask(hand)
+        elif phase == FANTAN_PLAY:
             m = hand & self.playable
-        elif self.phase != PLAY:
-            m = 0
-        elif self.led < 0:  # leading
-            m = hand
-            if self.lead_hearts_rule and not (self.hearts_broken and self.rules.hearts_lead == "until_broken"):
-                nh = hand & _NON_HEARTS
-                if nh:  # R4.1: a heart may be led only when holding only hearts
-                    m = nh
-            if self.trump >= 0 and self.rules.trump_lead == "must_if_able":
-                t = m & SUIT_MASK[self.trump]
-                if t:  # R5.4: a player who can lead a trump must
-                    m = t
         else:
-            m = self._follow_mask(hand)
+            m = 0
         self._legal = m
+        return m
+
+    def _play_mask(self, hand: int) -> int:
+        """The legal cards of ``hand`` in trick play (not cached)."""
+        led = self.led
+        if led >= 0:
+            if self._plain_follow:  # R5.1 only
+                return hand & SUIT_MASK[led] or hand
+            return self._follow_mask(hand)
+        m = hand  # leading
+        if self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+            nh = hand & _NON_HEARTS
+            if nh:  # R4.1: a heart may be led only when holding only hearts
+                m = nh
+        trump = self.trump
+        if trump >= 0 and self._trump_must:
+            t = m & SUIT_MASK[trump]
+            if t:  # R5.4: a player who can lead a trump must
+                m = t
         return m
 
     def _follow_mask(self, hand: int) -> int:
         led, trump = self.led, self.trump
         f = hand & SUIT_MASK[led]
         if f:  # R5.1: follow suit
-            if led == trump and self.top_trump >= 0 and self.rules.overtrump == "yes":
+            if led == trump and self.top_trump >= 0 and self._overtrump:
                 hi = f & above(self.top_trump)
                 if hi:  # R5.5 option overtrump
                     return hi
@@ -308,7 +382,7 @@ class Deal:
                     return t  # R5.5: must trump
                 hi = t & above(self.top_trump)
                 if hi:  # must trump; with overtrump=yes, must beat the trick's trumps
-                    return hi if self.rules.overtrump == "yes" else t
+                    return hi if self._overtrump else t
                 return hand  # R5.5: every trump held is below a trump in the trick: free
         if self.force_king and hand & _KH:
             return _KH  # R4.4 forced: a void holder of the K♥ must discard it
@@ -320,15 +394,29 @@ class Deal:
         if p == PLAY:
             m = self._legal
             if m is None:
-                m = self.legal_card_mask()
+                # the cache fill of legal_card_mask, inlined (this is the hottest call of random play)
+                hand = self.hands[self.to_move]
+                led = self.led
+                if led >= 0 and self._plain_follow:
+                    f = hand & SUIT_MASK[led]
+                    if f:  # R5.1: follow suit; the list of one suit's cards is a single lookup
+                        self._legal = f
+                        return [*_SUIT_CARDS[led][f >> _SHIFT[led]]]
+                    m = hand
+                else:
+                    m = self._play_mask(hand)
+                self._legal = m
             t = _SUIT_CARDS
             return [*t[0][m & 8191], *t[1][m >> 13 & 8191], *t[2][m >> 26 & 8191], *t[3][m >> 39]]
         if p == FANTAN_PLAY:
-            m = self.legal_card_mask()
+            m = self._legal
+            if m is None:
+                m = self._legal = self.hands[self.to_move] & self.playable
             if not m:
                 return [PASS]  # R7.3
-            out = mask_to_list(m)
-            if self.rules.fantan_pass == "free":
+            t = _SUIT_CARDS
+            out = [*t[0][m & 8191], *t[1][m >> 13 & 8191], *t[2][m >> 26 & 8191], *t[3][m >> 39]]
+            if self._free_pass:
                 out.append(PASS)
             return out
         if p == DECLARE:
@@ -373,10 +461,11 @@ class Deal:
     # ----------------------------------------------------------------- transitions
     def apply(self, action: int) -> None:
         """Apply the action of the player on move; ``ValueError`` naming the legal ones if illegal."""
-        try:
-            action = operator.index(action)  # numpy integers of any dtype -> int (bit shifts on masks)
-        except TypeError:
-            raise self.illegal(action) from None
+        if type(action) is not int:
+            try:
+                action = int(operator.index(action))  # numpy integers of any dtype -> int (bit shifts on masks)
+            except TypeError:
+                raise self.illegal(action) from None
         phase = self.phase
         if phase == PLAY:
             m = self._legal
@@ -384,25 +473,56 @@ class Deal:
                 m = self.legal_card_mask()
             if not (0 <= action < NUM_CARDS and m >> action & 1):
                 raise self.illegal(action)
-            self._play_card(int(action))
+            # _play_card's common part and its plain-follow branch inlined (one call less per card)
+            p = self.to_move
+            bit = 1 << action
+            self.hands[p] ^= bit
+            self.played |= bit
+            self.played_by[p] |= bit
+            self.history.append((p, action))
+            self._legal = None
+            trick = self.trick
+            if not (trick and self._plain_follow):
+                self._play_rest(p, action, bit)
+                return
+            suit = action // 13
+            led = self.led
+            if suit == led:  # no trumps: the best card is the highest of the led suit (R5.2)
+                if action > self.best:
+                    self.best = action
+                    self.winner = p
+            else:  # a discard shows a void in the led suit (R5.1)
+                self.excluded[p] |= SUIT_MASK[led]
+                if suit == HEARTS:
+                    self.hearts_broken = True
+            trick.append(action)
+            self.trick_mask |= bit
+            n = self.n
+            if len(trick) < n:
+                self.to_move = (p + 1) % n
+            else:
+                self._end_trick(trick)
         elif phase == FANTAN_PLAY:
+            m = self._legal
+            if m is None:
+                m = self.legal_card_mask()
             if action == PASS:
-                if self.legal_card_mask() and self.rules.fantan_pass == "forced":
+                if m and self._forced_pass:
                     raise self.illegal(action)
                 self._fantan_pass()
-            elif 0 <= action < NUM_CARDS and self.legal_card_mask() >> action & 1:
+            elif 0 <= action < NUM_CARDS and m >> action & 1:
                 self._fantan_card(action)
             else:
                 raise self.illegal(action)
         elif phase == DECLARE:
             if action not in self._legal_declarations():
                 raise self.illegal(action)
-            self.history.append((self.to_move, int(action)))
-            self.declare(int(action))
+            self.history.append((self.to_move, action))
+            self.declare(action)
         elif phase == DOUBLE:
             if action not in self.legal_actions():
                 raise self.illegal(action)
-            self._double(int(action))
+            self._double(action)
         else:
             raise self.illegal(action)
 
@@ -421,13 +541,15 @@ class Deal:
         if rank >= 0 and not self.deck & RANK_MASK[rank]:
             raise ValueError(f"Fantan rank {'23456789TJQKA'[rank]} is not in the {self.rules.deck_size}-card deck")
         c = self.table[name]
+        rules = self._rules
         self.contract, self.trump, self.fantan_rank = c, trump, rank
         self.card_vals = c.card_values()
         self.pos_vals = c.position_values(self.num_tricks)
-        self.force_king = self.rules.king_discard == "forced" and name == "no_king"
-        self.lead_hearts_rule = c.hearts_lead and self.rules.hearts_lead != "free"
+        self.force_king = rules.king_discard == "forced" and name == "no_king"
+        self.lead_hearts_rule = c.hearts_lead and rules.hearts_lead != "free"
+        self._plain_follow = trump < 0 and not self.force_king
         self._legal = None
-        if self.rules.doubling == "off":
+        if rules.doubling == "off":
             self._start_play()
         else:
             self.phase = DOUBLE
@@ -473,6 +595,7 @@ class Deal:
             self.phase = PLAY
 
     def _play_card(self, c: int) -> None:
+        """Play the legal card ``c`` for the player on move in trick play (R5); ``apply`` inlines this."""
         p = self.to_move
         bit = 1 << c
         self.hands[p] ^= bit
@@ -480,21 +603,23 @@ class Deal:
         self.played_by[p] |= bit
         self.history.append((p, c))
         self._legal = None
+        self._play_rest(p, c, bit)
+
+    def _play_rest(self, p: int, c: int, bit: int) -> None:
+        """The trick part of playing card ``c`` (bit ``bit``) by seat ``p``, after the hand/history updates."""
         suit = c // 13
-        trump = self.trump
         trick = self.trick
+        trump = self.trump
         if not trick:  # lead: what the lead rules reveal (R4.1, R5.4)
             self.leader = self.winner = p
             self.led = suit
             self.best = c
-            if suit == HEARTS and self.lead_hearts_rule and not (
-                self.hearts_broken and self.rules.hearts_lead == "until_broken"
-            ):
+            if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
                 self.excluded[p] |= _NON_HEARTS
             if trump >= 0:
                 if suit == trump:
                     self.top_trump = c
-                elif self.rules.trump_lead == "must_if_able":
+                elif self._trump_must:
                     self.excluded[p] |= SUIT_MASK[trump]
         else:
             led = self.led
@@ -513,17 +638,20 @@ class Deal:
         n = self.n
         if len(trick) < n:
             self.to_move = (p + 1) % n
-            return
-        # trick complete (R5.2, R5.3)
+        else:
+            self._end_trick(trick)
+
+    def _end_trick(self, trick: list[int]) -> None:
+        """The trick is complete: score it, start the next one or finish the deal (R5.2, R5.3)."""
         w = self.winner
         vals = self.card_vals
-        pts = self.contract.per_trick + self.pos_vals[self.trick_no]
+        contract = self.contract
+        pts = contract.per_trick + self.pos_vals[self.trick_no]
         if vals:
             for c in trick:
                 pts += vals[c]
         self.points[w] += pts
-        captured = self.captured
-        captured[w] |= self.trick_mask
+        self.captured[w] |= self.trick_mask
         self.tricks_won[w] += 1
         self.trick_no += 1
         self.last_trick = (self.leader, trick, w)
@@ -531,7 +659,7 @@ class Deal:
         self.trick_mask = 0
         self.led = self.best = self.winner = self.top_trump = -1
         self.leader = self.to_move = w
-        end = self.contract.end_when_captured
+        end = contract.end_when_captured
         if self.trick_no == self.num_tricks or (end and self.played & end == end):  # R4.2 / R4.3 early ends
             # (between tricks every played card has been captured)
             self._finish()
@@ -548,7 +676,7 @@ class Deal:
                 ex |= _KH
         elif self.force_king and led == HEARTS and self.trick_mask & _AH and c != KING_OF_HEARTS:
             ex = _KH
-        if suit == trump and top >= 0 and c < top and self.rules.overtrump == "yes":
+        if suit == trump and top >= 0 and c < top and self._overtrump:
             ex |= above(top)
         if ex:
             self.excluded[p] |= ex
@@ -556,37 +684,39 @@ class Deal:
     def _fantan_card(self, c: int) -> None:
         p = self.to_move
         bit = 1 << c
-        self.hands[p] ^= bit
+        hands = self.hands
+        hands[p] ^= bit
         self.played |= bit
         self.played_by[p] |= bit
         self.history.append((p, c))
         self._legal = None
         s, r = divmod(c, 13)
         pl = self.playable & ~bit
-        lo_ok = r > 0 and self.deck >> (c - 1) & 1
-        hi_ok = r < ACE
-        if self.fantan_lo[s] < 0:  # R7.2: the starting card opens its suit both ways
-            self.fantan_lo[s] = self.fantan_hi[s] = r
-            if lo_ok:
+        lo = self.fantan_lo
+        if lo[s] < 0:  # R7.2: the starting card opens its suit both ways
+            lo[s] = self.fantan_hi[s] = r
+            if r > 0 and self.deck >> (c - 1) & 1:
                 pl |= bit >> 1
-            if hi_ok:
+            if r < ACE:
                 pl |= bit << 1
-        elif r < self.fantan_lo[s]:
-            self.fantan_lo[s] = r
-            if lo_ok:
+        elif r < lo[s]:
+            lo[s] = r
+            if r > 0 and self.deck >> (c - 1) & 1:
                 pl |= bit >> 1
         else:
             self.fantan_hi[s] = r
-            if hi_ok:
+            if r < ACE:
                 pl |= bit << 1
         self.playable = pl
-        if not self.hands[p]:
-            self.finished.append(p)
-            if len(self.finished) == self.n - 1:  # R7.4: all but one out; the last one is last
-                self.finished.append(next(s for s in range(self.n) if s not in self.finished))
+        if not hands[p]:
+            finished = self.finished
+            finished.append(p)
+            n = self.n
+            if len(finished) == n - 1:  # R7.4: all but one out; the last one is last
+                finished.append(next(s for s in range(n) if s not in finished))
                 self._finish()
                 return
-        if r == ACE and self.rules.ace_plays_again and self.hands[p]:
+        elif r == ACE and self._ace_again:
             return  # R7.5: the same player goes again
         self._next_fantan_player(p)
 
@@ -594,16 +724,17 @@ class Deal:
         p = self.to_move
         self.history.append((p, PASS))
         self.passes[p] += 1
-        if self.rules.fantan_pass == "forced":  # R7.3: a pass proves no playable card
+        if self._forced_pass:  # R7.3: a pass proves no playable card
             self.excluded[p] |= self.playable
         self._legal = None
         self._next_fantan_player(p)
 
     def _next_fantan_player(self, p: int) -> None:
         n = self.n
-        q = (p + 1) % n
-        while not self.hands[q]:  # R7.4: players out are skipped
-            q = (q + 1) % n
+        hands = self.hands
+        q = p + 1 if p + 1 < n else 0
+        while not hands[q]:  # R7.4: players out are skipped
+            q = q + 1 if q + 1 < n else 0
         self.to_move = q
 
     def _finish(self) -> None:
