@@ -82,6 +82,18 @@ def mask_to_list(m: int) -> list[int]:
 def parse_contract(text: str | int) -> tuple[str, int, int]:
     """``(name, trump suit or -1, fantan rank or -1)`` of ``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``
     or a declare action id."""
+    if type(text) is str or type(text) is int:
+        parsed = _PARSED.get(text)
+        if parsed is None:
+            parsed = _PARSED[text] = _parse_contract(text)  # only valid texts get here (the others raise)
+        return parsed
+    return _parse_contract(text)
+
+
+_PARSED: dict[str | int, tuple[str, int, int]] = {}  # contract text or id -> parse_contract's answer
+
+
+def _parse_contract(text: str | int) -> tuple[str, int, int]:
     a = text if isinstance(text, int) else declare_id(str(text))
     if TRUMPS_BASE <= a < FANTAN_BASE:
         return "trumps", a - TRUMPS_BASE, -1
@@ -130,7 +142,10 @@ def _deal_masks(rng: np.random.Generator, deck: int, players: int) -> list[int]:
         bits = _DECK_BITS[deck] = np.left_shift(np.uint64(1), np.array(cards_of(deck), dtype=np.uint64))
     shuffled = bits.copy()
     rng.shuffle(shuffled)
-    return shuffled.reshape(players, -1).sum(axis=1).tolist()
+    return _ADD(shuffled.reshape(players, -1), 1).tolist()  # ufunc.reduce: no ndarray.sum wrapper
+
+
+_ADD = np.add.reduce
 
 
 _DECK_BITS: dict[int, np.ndarray] = {}  # deck mask -> uint64 bit of each of its cards, ascending
@@ -138,6 +153,25 @@ _DEFAULT_RULES = Rules()
 #: ``id(rules)`` -> ``(rules, deck, players, hand_size, contract table)``: what a new deal derives from its
 #: rules, computed once per ``Rules`` object (frozen; the entry keeps it alive so its id is not reused).
 _RULE_CONSTS: dict[int, tuple[Rules, int, int, int, dict[str, Contract]]] = {}
+
+
+#: ``(id(contract), num_tricks)`` -> ``(contract, card_vals, pos_vals, trick_base, score_mask)``, see ``declare``.
+_CONTRACT_CONSTS: dict[tuple[int, int], tuple[Contract, tuple[int, ...], tuple[int, ...], tuple[int, ...], int]] = {}
+
+
+def _contract_consts(
+    c: Contract, num_tricks: int
+) -> tuple[Contract, tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
+    e = _CONTRACT_CONSTS.get((id(c), num_tricks))
+    if e is None or e[0] is not c:
+        if len(_CONTRACT_CONSTS) >= 256:
+            _CONTRACT_CONSTS.clear()
+        vals = c.card_values()
+        pos = c.position_values(num_tricks)
+        base = tuple(c.per_trick + v for v in pos)
+        score_mask = sum(1 << card for card, v in enumerate(vals) if v)
+        e = _CONTRACT_CONSTS[id(c), num_tricks] = (c, vals, pos, base, score_mask)
+    return e
 
 
 def _rule_consts(rules: Rules) -> tuple[Rules, int, int, int, dict[str, Contract]]:
@@ -166,8 +200,9 @@ class Deal:
         "reneged", "split", "n", "_legal",
         # rule options read during play, as plain flags (set with ``rules``, see its setter)
         "_until_broken", "_trump_must", "_overtrump", "_forced_pass", "_free_pass", "_ace_again",
-        # set by ``declare``: following is R5.1 only (no trumps, no R4.4 forcing)
-        "_plain_follow",
+        # set by ``declare``: following is R5.1 only (no trumps, no R4.4 forcing); per trick index, the points
+        # of winning it before its cards; the cards that score; the R4.2/R4.3 early-end cards
+        "_plain_follow", "_trick_base", "_score_mask", "_end",
     )  # fmt: skip
 
     # ----------------------------------------------------------------- construction
@@ -267,6 +302,8 @@ class Deal:
         d.force_king = False
         d.lead_hearts_rule = False
         d._plain_follow = False
+        d._trick_base = ()
+        d._score_mask = d._end = 0
         d.fantan_lo = [-1] * 4
         d.fantan_hi = [-1] * 4
         d.playable = 0
@@ -396,13 +433,18 @@ class Deal:
             if m is None:
                 # the cache fill of legal_card_mask, inlined (this is the hottest call of random play)
                 hand = self.hands[self.to_move]
-                led = self.led
-                if led >= 0 and self._plain_follow:
-                    f = hand & SUIT_MASK[led]
-                    if f:  # R5.1: follow suit; the list of one suit's cards is a single lookup
-                        self._legal = f
-                        return [*_SUIT_CARDS[led][f >> _SHIFT[led]]]
-                    m = hand
+                if self._plain_follow:
+                    led = self.led
+                    if led >= 0:
+                        f = hand & SUIT_MASK[led]
+                        if f:  # R5.1: follow suit; the list of one suit's cards is a single lookup
+                            self._legal = f
+                            return [*_SUIT_CARDS[led][f >> _SHIFT[led]]]
+                        m = hand
+                    elif self.lead_hearts_rule:
+                        m = self._play_mask(hand)
+                    else:
+                        m = hand
                 else:
                     m = self._play_mask(hand)
                 self._legal = m
@@ -481,20 +523,27 @@ class Deal:
             self.played_by[p] |= bit
             self.history.append((p, action))
             self._legal = None
-            trick = self.trick
-            if not (trick and self._plain_follow):
+            if not self._plain_follow:
                 self._play_rest(p, action, bit)
                 return
+            trick = self.trick
             suit = action // 13
-            led = self.led
-            if suit == led:  # no trumps: the best card is the highest of the led suit (R5.2)
-                if action > self.best:
-                    self.best = action
-                    self.winner = p
-            else:  # a discard shows a void in the led suit (R5.1)
-                self.excluded[p] |= SUIT_MASK[led]
-                if suit == HEARTS:
-                    self.hearts_broken = True
+            if not trick:  # lead; with no trumps only R4.1 tells something
+                self.leader = self.winner = p
+                self.led = suit
+                self.best = action
+                if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+                    self.excluded[p] |= _NON_HEARTS
+            else:
+                led = self.led
+                if suit == led:  # no trumps: the best card is the highest of the led suit (R5.2)
+                    if action > self.best:
+                        self.best = action
+                        self.winner = p
+                else:  # a discard shows a void in the led suit (R5.1)
+                    self.excluded[p] |= SUIT_MASK[led]
+                    if suit == HEARTS:
+                        self.hearts_broken = True
             trick.append(action)
             self.trick_mask |= bit
             n = self.n
@@ -543,11 +592,11 @@ class Deal:
         c = self.table[name]
         rules = self._rules
         self.contract, self.trump, self.fantan_rank = c, trump, rank
-        self.card_vals = c.card_values()
-        self.pos_vals = c.position_values(self.num_tricks)
+        _, self.card_vals, self.pos_vals, self._trick_base, self._score_mask = _contract_consts(c, self.num_tricks)
         self.force_king = rules.king_discard == "forced" and name == "no_king"
         self.lead_hearts_rule = c.hearts_lead and rules.hearts_lead != "free"
         self._plain_follow = trump < 0 and not self.force_king
+        self._end = c.end_when_captured
         self._legal = None
         if rules.doubling == "off":
             self._start_play()
@@ -563,7 +612,7 @@ class Deal:
         self.double_step += 1
         self._legal = None
         if self.double_step < 4:
-            self.to_move = doubling_order(self.declarer)[self.double_step]
+            self.to_move = (self.declarer + 1 + self.double_step) % 4  # doubling_order(declarer)[step]
             return
         if self.rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
             self.split = True  # R6.6: the deal is not played
@@ -644,23 +693,25 @@ class Deal:
     def _end_trick(self, trick: list[int]) -> None:
         """The trick is complete: score it, start the next one or finish the deal (R5.2, R5.3)."""
         w = self.winner
-        vals = self.card_vals
-        contract = self.contract
-        pts = contract.per_trick + self.pos_vals[self.trick_no]
-        if vals:
+        tm = self.trick_mask
+        k = self.trick_no
+        pts = self._trick_base[k]
+        if tm & self._score_mask:  # only tricks holding a scoring card need the per-card sum
+            vals = self.card_vals
             for c in trick:
                 pts += vals[c]
         self.points[w] += pts
-        self.captured[w] |= self.trick_mask
+        self.captured[w] |= tm
         self.tricks_won[w] += 1
-        self.trick_no += 1
+        k += 1
+        self.trick_no = k
         self.last_trick = (self.leader, trick, w)
         self.trick = []
         self.trick_mask = 0
         self.led = self.best = self.winner = self.top_trump = -1
         self.leader = self.to_move = w
-        end = contract.end_when_captured
-        if self.trick_no == self.num_tricks or (end and self.played & end == end):  # R4.2 / R4.3 early ends
+        end = self._end
+        if k == self.num_tricks or (end and self.played & end == end):  # R4.2 / R4.3 early ends
             # (between tricks every played card has been captured)
             self._finish()
 

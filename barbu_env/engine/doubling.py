@@ -25,16 +25,36 @@ def legal_doubles(
     rules: Rules, seat: int, declarer: int, positive: bool, doubles: list[int], must_double: bool
 ) -> list[int]:
     """Legal ``double:*`` action ids for ``seat`` (R6.2, R6.3, R6.4, R6.7), in action-id order."""
+    doubled_me = 0
+    if seat == declarer:
+        bit_d = 1 << declarer
+        for s in range(4):
+            if s != seat and doubles[s] & bit_d:
+                doubled_me |= 1 << s
+    # the answer depends on these few values only: computed once per combination (a fresh list each call)
+    key = (seat, declarer, bool(positive), rules.doubling, doubled_me, bool(must_double))
+    out = _LEGAL_DOUBLES.get(key)
+    if out is None:
+        declarer_only = rules.doubling == "declarer_only"
+        out = _LEGAL_DOUBLES[key] = _legal_doubles(seat, declarer, positive, declarer_only, doubled_me, must_double)
+    return list(out)
+
+
+_LEGAL_DOUBLES: dict[tuple[int, int, bool, str, int, bool], tuple[int, ...]] = {}
+
+
+def _legal_doubles(
+    seat: int, declarer: int, positive: bool, declarer_only: bool, doubled_me: int, must_double: bool
+) -> tuple[int, ...]:
     bit_d = 1 << declarer
     if seat == declarer:
-        doubled_me = sum(1 << s for s in range(4) if s != seat and doubles[s] & bit_d)
-        if rules.doubling == "declarer_only":  # R6.7: redouble all who doubled, or none
+        if declarer_only:  # R6.7: redouble all who doubled, or none
             allowed_sets = {0, doubled_me}
         else:
             allowed_sets = None
         allowed = doubled_me
     else:
-        allowed = bit_d if (positive or rules.doubling == "declarer_only") else 0b1111 & ~(1 << seat)
+        allowed = bit_d if (positive or declarer_only) else 0b1111 & ~(1 << seat)
         allowed_sets = None
     out = []
     for m in DOUBLE_SUBSETS:
@@ -46,7 +66,7 @@ def legal_doubles(
         if must_double and not targets & bit_d:  # R6.4: the obligation is due now
             continue
         out.append(DOUBLE_OF_SUBSET[m])
-    return out
+    return tuple(out)
 
 
 def settlement(scores: list[int], doubles: list[int]) -> list[int]:
