@@ -87,8 +87,9 @@ _OVER = int(Phase.OVER)
 _PLAY = int(Phase.PLAY)
 _FANTAN = int(Phase.FANTAN)
 _DECLARE = int(Phase.DECLARE)
-#: Action masks by legal-action tuple (read-only arrays; cleared when full).
-_MASKS: dict[tuple[int, ...], np.ndarray] = {}
+#: Action masks by legal-action key (read-only arrays; cleared when full): in trick play the legal card
+#: mask (an int: its bits are exactly the legal actions), otherwise the tuple of legal actions.
+_MASKS: dict[int | tuple[int, ...], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
 
 
@@ -328,7 +329,7 @@ class raw_env(AECEnv):
                 state.update(deal, self.match)
                 self._state_version = self._version
             o = state.gather(seat)  # a fresh array
-        if seat == deal.current_player and not self._m_terminations.get(agent, True):
+        if seat == deal.to_move and deal.phase != _OVER and not self._m_terminations.get(agent, True):
             m = self._mask
             if m is None:
                 m = self._mask = self._build_mask(deal)
@@ -351,9 +352,16 @@ class raw_env(AECEnv):
     def _build_mask(deal: Deal) -> np.ndarray:
         """The action mask of the player on move, from ``Deal.legal_actions()`` (read-only, shared: a
         cache keyed by the legal actions; observe() hands out copies)."""
-        la = deal.legal_actions()
-        key = tuple(la)
-        m = _MASKS.get(key)
+        if deal.phase == _PLAY:  # the legal actions are the bits of the legal card mask (an int hashes fast)
+            key: int | tuple[int, ...] = deal.legal_card_mask()
+            m = _MASKS.get(key)
+            if m is not None:
+                return m
+            la = deal.legal_actions()
+        else:
+            la = deal.legal_actions()
+            key = tuple(la)
+            m = _MASKS.get(key)
         if m is None:
             if len(_MASKS) >= _MASKS_MAX:
                 _MASKS.clear()

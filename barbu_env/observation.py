@@ -545,7 +545,9 @@ class ObservationState:
         hands = deal.hands
         played = deal.played
         pb = deal.played_by
-        if played != self.played or hands != self.hands or pb != self.played_by:
+        if played != self.played and self._one_card(deal, b, hands, pb, played):
+            pass  # the usual step of play: one card from the mover's hand to the table, written
+        elif played != self.played or hands != self.hands or pb != self.played_by:
             # cards only move from a hand to the table: anything else is rebuilt from scratch
             pd = played ^ self.played
             if played & pd != pd:
@@ -687,6 +689,38 @@ class ObservationState:
                 for s in range(4):
                     b[PASSES + s] = ps[s] / nt
                 self.passes = ps[:]
+
+    def _one_card(self, deal: Deal, b: np.ndarray, hands: list[int], pb: list[int], played: int) -> bool:
+        """The fast path of :meth:`update` for one card played by the seat of the last history entry:
+        writes its entries and returns True; False (nothing written) for anything else."""
+        pd = played ^ self.played
+        hist = deal.history
+        if pd & (pd - 1) or played & pd != pd or not hist:
+            return False
+        p, c = hist[-1]
+        if c != pd.bit_length() - 1:
+            return False
+        old, opb = self.hands, self.played_by
+        h = hands[p]
+        if h != old[p] ^ pd or not old[p] & pd or pb[p] != opb[p] | pd or opb[p] & pd:
+            return False
+        # our copies with seat p's change applied must equal the engine's (no other seat changed)
+        old_h, old_pb = old[p], opb[p]
+        old[p], opb[p] = h, pb[p]
+        if hands != old or pb != opb:
+            old[p], opb[p] = old_h, old_pb
+            return False
+        b[HANDS_X + CARDS * p + c] = 0.0
+        b[CARDS_LEFT + p] = h.bit_count() / self.nt
+        b[PLAYED + CARDS * p + c] = 1.0
+        # a played card is nobody's unseen card: 4 scalar writes (cheaper than a fancy-index assignment)
+        u = UNSEEN_X + c
+        b[u] = 0.0
+        b[u + CARDS] = 0.0
+        b[u + 2 * CARDS] = 0.0
+        b[u + 3 * CARDS] = 0.0
+        self.played = played
+        return True
 
     def _full(self, deal: Deal, match: Match | None) -> None:
         if deal.rules.king:
