@@ -126,6 +126,23 @@ def test_dmc_data_extended_on_resume_equals_data_generated_at_once(tmp_path: Pat
         data("grown", 14, True, ("double_prob=0.9",))
 
 
+def test_holdout_gain_is_the_paired_return_difference_of_greedy_and_heuristic_moves() -> None:
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(8,)).eval()
+    rng = np.random.default_rng(0)
+    obs = rng.random((6, net.obs_size)).astype(np.float16)
+    mask = np.zeros((6, 87), np.int8)
+    mask[:, [3, 7, 52]] = 1
+    target = rng.random((6, 87)).astype(np.float32)
+    with torch.no_grad():
+        q = net.policy(net.trunk(torch.from_numpy(obs).float())).numpy()
+    greedy = np.array([3, 7, 52])[q[:, [3, 7, 52]].argmax(1)]
+    assert dmc.holdout_gain(net, (obs, mask, target, greedy))[::2] == (0.0, 1.0)
+    other = np.where(greedy == 3, 7, 3)
+    gain, _, agree = dmc.holdout_gain(net, (obs, mask, target, other))
+    assert agree == 0.0 and np.isclose(gain, np.mean(target[np.arange(6), greedy] - target[np.arange(6), other]))
+
+
 def test_corrupt_and_mismatched_checkpoints_are_named(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")
