@@ -64,13 +64,13 @@ DECLARE, DOUBLE, PLAY, FANTAN_PLAY, OVER = range(5)
 _HEARTS = SUIT_MASK[HEARTS]
 _NON_HEARTS = ((1 << NUM_CARDS) - 1) & ~_HEARTS
 _KH = 1 << KING_OF_HEARTS
-_AH = 1 << ACE_OF_HEARTS
 
 # _SUIT_CARDS[s][m]: card ids of the 13-bit rank mask m in suit s (turns a mask into a list fast).
 _SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple(13 * s + r for r in range(13) if m >> r & 1) for m in range(1 << 13)) for s in range(4)
 )
 _SHIFT = (0, 13, 26, 39)  # bit offset of each suit in a card mask
+_BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))  # _BIT[c] == 1 << c, made once
 
 
 def mask_to_list(m: int) -> list[int]:
@@ -150,9 +150,11 @@ _ADD = np.add.reduce
 
 _DECK_BITS: dict[int, np.ndarray] = {}  # deck mask -> uint64 bit of each of its cards, ascending
 _DEFAULT_RULES = Rules()
-#: ``id(rules)`` -> ``(rules, deck, players, hand_size, contract table)``: what a new deal derives from its
-#: rules, computed once per ``Rules`` object (frozen; the entry keeps it alive so its id is not reused).
-_RULE_CONSTS: dict[int, tuple[Rules, int, int, int, dict[str, Contract]]] = {}
+#: ``(rules, deck, players, hand_size, contract table, play flags)``: what a new deal derives from its rules.
+_RuleConsts = tuple[Rules, int, int, int, dict[str, Contract], tuple[bool, bool, bool, bool, bool, bool]]
+#: ``id(rules)`` -> its ``_RuleConsts``, computed once per ``Rules`` object (frozen; the entry keeps it alive
+#: so its id is not reused).
+_RULE_CONSTS: dict[int, _RuleConsts] = {}
 
 
 #: ``(id(contract), num_tricks)`` -> ``(contract, card_vals, pos_vals, trick_base, score_mask)``, see ``declare``.
@@ -174,12 +176,23 @@ def _contract_consts(
     return e
 
 
-def _rule_consts(rules: Rules) -> tuple[Rules, int, int, int, dict[str, Contract]]:
+def _rule_consts(rules: Rules) -> _RuleConsts:
     e = _RULE_CONSTS.get(id(rules))
     if e is None or e[0] is not rules:
         if len(_RULE_CONSTS) >= 64:
             _RULE_CONSTS.clear()
-        e = _RULE_CONSTS[id(rules)] = (rules, rules.deck, rules.players, rules.hand_size, contract_table(rules))
+        # the rule options read during play, as plain flags instead of ``rules.x == "..."`` string compares
+        flags = (
+            rules.hearts_lead == "until_broken",  # R4.1
+            rules.trump_lead == "must_if_able",  # R5.4
+            rules.overtrump == "yes",  # R5.5
+            rules.fantan_pass == "forced",  # R7.3
+            rules.fantan_pass == "free",  # R7.3
+            rules.ace_plays_again,  # R7.5
+        )
+        e = _RULE_CONSTS[id(rules)] = (
+            rules, rules.deck, rules.players, rules.hand_size, contract_table(rules), flags
+        )  # fmt: skip
     return e
 
 
@@ -193,8 +206,8 @@ class Deal:
     __slots__ = (  # noqa: RUF023 - grouped by meaning, not sorted
         "_rules", "table", "available", "must_double", "num_tricks", "deck", "hands", "declarer",
         "phase", "to_move", "contract", "trump", "fantan_rank", "doubles", "double_step", "trick",
-        "trick_mask", "leader", "led", "best", "winner", "top_trump", "trick_no", "captured",
-        "tricks_won", "points", "played", "played_by", "excluded", "hearts_broken", "card_vals",
+        "leader", "led", "best", "winner", "top_trump", "trick_no", "captured",
+        "tricks_won", "points", "played_by", "excluded", "hearts_broken", "card_vals",
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
         "reneged", "split", "n", "_legal",
@@ -223,7 +236,7 @@ class Deal:
         ``must_double`` is a seat mask of players whose R6.4 obligation is due in this deal.
         """
         consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
-        rules, deck, n, hand_size, _ = consts
+        rules, deck, n, hand_size, _, _ = consts
         if not (isinstance(declarer, int) and 0 <= declarer < n):
             raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..{n - 1}")
         if len(hands) == n and all(isinstance(h, int) for h in hands):
@@ -256,15 +269,16 @@ class Deal:
         masks: list[int],
         declarer: int,
         contract: str | int | Contract | None,
-        consts: tuple[Rules, int, int, int, dict[str, Contract]],
+        consts: _RuleConsts,
         available: Sequence[str] | None,
         must_double: int,
         table: dict[str, Contract] | None,
     ) -> Deal:
         """A new deal of the valid hand ``masks`` (the part of :meth:`from_hands` after the checks)."""
-        rules, deck, n, hand_size, base_table = consts
+        rules, deck, n, hand_size, base_table, flags = consts
         d = cls.__new__(cls)
-        d.rules = rules
+        d._rules = rules  # the ``rules`` setter's work, with the flags computed once per Rules
+        d._until_broken, d._trump_must, d._overtrump, d._forced_pass, d._free_pass, d._ace_again = flags
         d.table = tab = table if table is not None else dict(base_table)  # a fresh dict per deal, as before
         if available is None:
             d.available = tuple(tab)
@@ -287,14 +301,12 @@ class Deal:
         d.doubles = [0] * n
         d.double_step = 0
         d.trick = []
-        d.trick_mask = 0
         d.leader = declarer
         d.led = d.best = d.winner = d.top_trump = -1
         d.trick_no = 0
         d.captured = [0] * n
         d.tricks_won = [0] * n
         d.points = [0] * n
-        d.played = 0
         d.played_by = [0] * n
         d.excluded = [0] * n
         d.hearts_broken = False
@@ -327,13 +339,8 @@ class Deal:
     @rules.setter
     def rules(self, rules: Rules) -> None:
         self._rules = rules
-        # plain flags instead of ``self.rules.x == "..."`` string compares on the hot path
-        self._until_broken = rules.hearts_lead == "until_broken"  # R4.1
-        self._trump_must = rules.trump_lead == "must_if_able"  # R5.4
-        self._overtrump = rules.overtrump == "yes"  # R5.5
-        self._forced_pass = rules.fantan_pass == "forced"  # R7.3
-        self._free_pass = rules.fantan_pass == "free"  # R7.3
-        self._ace_again = rules.ace_plays_again  # R7.5
+        (self._until_broken, self._trump_must, self._overtrump, self._forced_pass, self._free_pass,
+         self._ace_again) = _rule_consts(rules)[5]  # fmt: skip
 
     def clone(self) -> Deal:
         """An independent copy (cheap: ints are shared, the short lists are copied)."""
@@ -344,6 +351,20 @@ class Deal:
         return d
 
     # ----------------------------------------------------------------- queries
+    @property
+    def played(self) -> int:
+        """Mask of every card played so far: the union of ``played_by`` (derived, so playing a card writes
+        one mask less; the seats' masks are disjoint, so their union is their sum)."""
+        return sum(self.played_by)
+
+    @property
+    def trick_mask(self) -> int:
+        """Mask of the cards of the current trick (derived from ``trick``)."""
+        m = 0
+        for c in self.trick:
+            m |= 1 << c
+        return m
+
     @property
     def current_player(self) -> int:
         """Seat on move, or -1 once the deal is over."""
@@ -409,7 +430,7 @@ class Deal:
                 hi = f & above(self.top_trump)
                 if hi:  # R5.5 option overtrump
                     return hi
-            if self.force_king and led == HEARTS and hand & _KH and self.trick_mask & _AH:
+            if self.force_king and led == HEARTS and hand & _KH and ACE_OF_HEARTS in self.trick:
                 return _KH  # R4.4 forced: K♥ must fall under the A♥
             return f
         if trump >= 0:
@@ -513,18 +534,17 @@ class Deal:
             m = self._legal
             if m is None:
                 m = self.legal_card_mask()
-            if not (0 <= action < NUM_CARDS and m >> action & 1):
+            # the card's bit from a table (no new int), tested against the cached legal mask
+            if not (0 <= action < NUM_CARDS and m & (bit := _BIT[action])):
                 raise self.illegal(action)
             # _play_card's common part and its plain-follow branch inlined (one call less per card)
             p = self.to_move
-            bit = 1 << action
             self.hands[p] ^= bit
-            self.played |= bit
             self.played_by[p] |= bit
             self.history.append((p, action))
             self._legal = None
             if not self._plain_follow:
-                self._play_rest(p, action, bit)
+                self._play_rest(p, action)
                 return
             trick = self.trick
             suit = action // 13
@@ -545,7 +565,6 @@ class Deal:
                     if suit == HEARTS:
                         self.hearts_broken = True
             trick.append(action)
-            self.trick_mask |= bit
             n = self.n
             if len(trick) < n:
                 self.to_move = (p + 1) % n
@@ -646,16 +665,15 @@ class Deal:
     def _play_card(self, c: int) -> None:
         """Play the legal card ``c`` for the player on move in trick play (R5); ``apply`` inlines this."""
         p = self.to_move
-        bit = 1 << c
+        bit = _BIT[c]
         self.hands[p] ^= bit
-        self.played |= bit
         self.played_by[p] |= bit
         self.history.append((p, c))
         self._legal = None
-        self._play_rest(p, c, bit)
+        self._play_rest(p, c)
 
-    def _play_rest(self, p: int, c: int, bit: int) -> None:
-        """The trick part of playing card ``c`` (bit ``bit``) by seat ``p``, after the hand/history updates."""
+    def _play_rest(self, p: int, c: int) -> None:
+        """The trick part of playing card ``c`` by seat ``p``, after the hand/history updates."""
         suit = c // 13
         trick = self.trick
         trump = self.trump
@@ -683,7 +701,6 @@ class Deal:
             if suit == HEARTS and led != HEARTS:
                 self.hearts_broken = True
         trick.append(c)
-        self.trick_mask |= bit
         n = self.n
         if len(trick) < n:
             self.to_move = (p + 1) % n
@@ -693,7 +710,10 @@ class Deal:
     def _end_trick(self, trick: list[int]) -> None:
         """The trick is complete: score it, start the next one or finish the deal (R5.2, R5.3)."""
         w = self.winner
-        tm = self.trick_mask
+        captured = self.captured
+        # the trick's cards: every card played minus those of earlier tricks (disjoint masks: sums are unions)
+        played = sum(self.played_by)
+        tm = played - sum(captured)
         k = self.trick_no
         pts = self._trick_base[k]
         if tm & self._score_mask:  # only tricks holding a scoring card need the per-card sum
@@ -701,17 +721,16 @@ class Deal:
             for c in trick:
                 pts += vals[c]
         self.points[w] += pts
-        self.captured[w] |= tm
+        captured[w] |= tm
         self.tricks_won[w] += 1
         k += 1
         self.trick_no = k
         self.last_trick = (self.leader, trick, w)
         self.trick = []
-        self.trick_mask = 0
         self.led = self.best = self.winner = self.top_trump = -1
         self.leader = self.to_move = w
         end = self._end
-        if k == self.num_tricks or (end and self.played & end == end):  # R4.2 / R4.3 early ends
+        if k == self.num_tricks or (end and played & end == end):  # R4.2 / R4.3 early ends
             # (between tricks every played card has been captured)
             self._finish()
 
@@ -725,7 +744,7 @@ class Deal:
                 ex |= SUIT_MASK[trump] if top < 0 else above(top)
             if self.force_king and c != KING_OF_HEARTS:
                 ex |= _KH
-        elif self.force_king and led == HEARTS and self.trick_mask & _AH and c != KING_OF_HEARTS:
+        elif self.force_king and led == HEARTS and ACE_OF_HEARTS in self.trick and c != KING_OF_HEARTS:
             ex = _KH
         if suit == trump and top >= 0 and c < top and self._overtrump:
             ex |= above(top)
@@ -734,10 +753,9 @@ class Deal:
 
     def _fantan_card(self, c: int) -> None:
         p = self.to_move
-        bit = 1 << c
+        bit = _BIT[c]
         hands = self.hands
         hands[p] ^= bit
-        self.played |= bit
         self.played_by[p] |= bit
         self.history.append((p, c))
         self._legal = None
@@ -801,7 +819,7 @@ class Deal:
                     scores[s] += v
         self.contract_scores = scores
         self.settlement = settlement(scores, self.doubles)
-        self.scores = [a + b for a, b in zip(scores, self.settlement)]
+        self.scores = list(map(operator.add, scores, self.settlement))  # element-wise sum, in C
         self.phase = OVER
         self._legal = None
 

@@ -73,14 +73,18 @@ def settlement(scores: list[int], doubles: list[int]) -> list[int]:
     """R6.5: for each pair, k directions doubled times the score difference, to the higher scorer."""
     n = len(scores)
     out = [0] * n
+    others = (1 << n) - 1
     for i in range(n):
-        for j in range(i + 1, n):
-            k = (doubles[i] >> j & 1) + (doubles[j] >> i & 1)
-            if k and scores[i] != scores[j]:
-                d = k * abs(scores[i] - scores[j])
-                hi, lo = (i, j) if scores[i] > scores[j] else (j, i)
-                out[hi] += d
-                out[lo] -= d
+        m = doubles[i] & others & ~(1 << i)
+        # one pass per doubled direction i -> j (most seats double no one): each direction moves the score
+        # difference once, from the lower scorer to the higher, so a pair doubled both ways moves it twice
+        while m:
+            low = m & -m
+            m ^= low
+            j = low.bit_length() - 1
+            d = scores[i] - scores[j]
+            out[i] += d
+            out[j] -= d
     return out
 
 
