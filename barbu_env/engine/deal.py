@@ -47,7 +47,7 @@ from ..cards import (
 )
 from ..contracts import FANTAN, Contract, contract_table, ravage_scores
 from ..rules import Rules
-from .doubling import REL_TO_ABS, doubling_order, legal_doubles, settlement, split_scores
+from .doubling import REL_TO_ABS, doubling_order, legal_double_ids, settlement, split_scores
 
 
 class Phase(IntEnum):
@@ -69,14 +69,17 @@ _KH = 1 << KING_OF_HEARTS
 _SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple(13 * s + r for r in range(13) if m >> r & 1) for m in range(1 << 13)) for s in range(4)
 )
+# the four suits' tables as globals: one global read each instead of a global read and a tuple index
+_C0, _C1, _C2, _C3 = _SUIT_CARDS
 _SHIFT = (0, 13, 26, 39)  # bit offset of each suit in a card mask
 _BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))  # _BIT[c] == 1 << c, made once
+#: ``_CARD_BIT.get(a, 0)``: the bit of card id ``a``, 0 for any other int (one lookup tests the range too)
+_CARD_BIT: dict[int, int] = dict(enumerate(_BIT))
 
 
 def mask_to_list(m: int) -> list[int]:
     """Card ids of a mask, ascending (table lookup per suit)."""
-    t = _SUIT_CARDS
-    return [*t[0][m & 8191], *t[1][m >> 13 & 8191], *t[2][m >> 26 & 8191], *t[3][m >> 39]]
+    return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
 
 
 def parse_contract(text: str | int) -> tuple[str, int, int]:
@@ -150,8 +153,11 @@ _ADD = np.add.reduce
 
 _DECK_BITS: dict[int, np.ndarray] = {}  # deck mask -> uint64 bit of each of its cards, ascending
 _DEFAULT_RULES = Rules()
-#: ``(rules, deck, players, hand_size, contract table, play flags)``: what a new deal derives from its rules.
-_RuleConsts = tuple[Rules, int, int, int, dict[str, Contract], tuple[bool, bool, bool, bool, bool, bool]]
+#: ``(rules, deck, players, hand_size, contract table, play flags, next seat of each seat)``: what a new deal
+#: derives from its rules.
+_RuleConsts = tuple[
+    Rules, int, int, int, dict[str, Contract], tuple[bool, bool, bool, bool, bool, bool], tuple[int, ...]
+]
 #: ``id(rules)`` -> its ``_RuleConsts``, computed once per ``Rules`` object (frozen; the entry keeps it alive
 #: so its id is not reused).
 _RULE_CONSTS: dict[int, _RuleConsts] = {}
@@ -190,8 +196,9 @@ def _rule_consts(rules: Rules) -> _RuleConsts:
             rules.fantan_pass == "free",  # R7.3
             rules.ace_plays_again,  # R7.5
         )
+        n = rules.players
         e = _RULE_CONSTS[id(rules)] = (
-            rules, rules.deck, rules.players, rules.hand_size, contract_table(rules), flags
+            rules, rules.deck, n, rules.hand_size, contract_table(rules), flags, tuple((s + 1) % n for s in range(n))
         )  # fmt: skip
     return e
 
@@ -210,7 +217,7 @@ class Deal:
         "tricks_won", "points", "played_by", "excluded", "hearts_broken", "card_vals",
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
-        "reneged", "split", "n", "_legal",
+        "reneged", "split", "n", "_next_seat", "_legal", "_legal_doubles",
         # rule options read during play, as plain flags (set with ``rules``, see its setter)
         "_until_broken", "_trump_must", "_overtrump", "_forced_pass", "_free_pass", "_ace_again",
         # set by ``declare``: following is R5.1 only (no trumps, no R4.4 forcing); per trick index, the points
@@ -236,7 +243,7 @@ class Deal:
         ``must_double`` is a seat mask of players whose R6.4 obligation is due in this deal.
         """
         consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
-        rules, deck, n, hand_size, _, _ = consts
+        rules, deck, n, hand_size, _, _, _ = consts
         if not (isinstance(declarer, int) and 0 <= declarer < n):
             raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..{n - 1}")
         if len(hands) == n and all(isinstance(h, int) for h in hands):
@@ -275,7 +282,7 @@ class Deal:
         table: dict[str, Contract] | None,
     ) -> Deal:
         """A new deal of the valid hand ``masks`` (the part of :meth:`from_hands` after the checks)."""
-        rules, deck, n, hand_size, base_table, flags = consts
+        rules, deck, n, hand_size, base_table, flags, next_seat = consts
         d = cls.__new__(cls)
         d._rules = rules  # the ``rules`` setter's work, with the flags computed once per Rules
         d._until_broken, d._trump_must, d._overtrump, d._forced_pass, d._free_pass, d._ace_again = flags
@@ -292,6 +299,7 @@ class Deal:
         d.num_tricks = hand_size
         d.deck = deck
         d.n = n
+        d._next_seat = next_seat
         d.hands = masks
         d.declarer = declarer
         d.phase = DECLARE
@@ -326,7 +334,7 @@ class Deal:
         d.contract_scores = d.settlement = d.scores = None
         d.reneged = -1
         d.split = False
-        d._legal = None
+        d._legal = d._legal_doubles = None
         if contract is not None:
             d.declare(contract)
         return d
@@ -469,26 +477,32 @@ class Deal:
                 else:
                     m = self._play_mask(hand)
                 self._legal = m
-            t = _SUIT_CARDS
-            return [*t[0][m & 8191], *t[1][m >> 13 & 8191], *t[2][m >> 26 & 8191], *t[3][m >> 39]]
+            return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
         if p == FANTAN_PLAY:
             m = self._legal
             if m is None:
                 m = self._legal = self.hands[self.to_move] & self.playable
             if not m:
                 return [PASS]  # R7.3
-            t = _SUIT_CARDS
-            out = [*t[0][m & 8191], *t[1][m >> 13 & 8191], *t[2][m >> 26 & 8191], *t[3][m >> 39]]
+            out = [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
             if self._free_pass:
                 out.append(PASS)
             return out
         if p == DECLARE:
             return self._legal_declarations()
         if p == DOUBLE:
-            seat = self.to_move
-            must = bool(self.must_double >> seat & 1) and seat != self.declarer
-            return legal_doubles(self.rules, seat, self.declarer, self.contract.positive, self.doubles, must)
+            t = self._legal_doubles
+            if t is None:
+                t = self._legal_doubles = self._double_ids()
+            return list(t)
         return []
+
+    def _double_ids(self) -> tuple[int, ...]:
+        """The legal doubling actions of the player on move (R6), as a shared tuple (cached by the callers in
+        ``_legal_doubles`` until the next action)."""
+        seat = self.to_move
+        must = bool(self.must_double >> seat & 1) and seat != self.declarer
+        return legal_double_ids(self._rules, seat, self.declarer, self.contract.positive, self.doubles, must)
 
     def _legal_declarations(self) -> list[int]:
         out = []
@@ -534,8 +548,8 @@ class Deal:
             m = self._legal
             if m is None:
                 m = self.legal_card_mask()
-            # the card's bit from a table (no new int), tested against the cached legal mask
-            if not (0 <= action < NUM_CARDS and m & (bit := _BIT[action])):
+            bit = _CARD_BIT.get(action, 0)  # a prebuilt int (no new one per card); 0 if not a card id
+            if not m & bit:
                 raise self.illegal(action)
             # _play_card's common part and its plain-follow branch inlined (one call less per card)
             p = self.to_move
@@ -565,10 +579,10 @@ class Deal:
                     if suit == HEARTS:
                         self.hearts_broken = True
             trick.append(action)
-            n = self.n
-            if len(trick) < n:
-                self.to_move = (p + 1) % n
-            else:
+            q = self._next_seat[p]
+            if q != self.leader:
+                self.to_move = q
+            else:  # play came back round to the leader: the trick is complete
                 self._end_trick(trick)
         elif phase == FANTAN_PLAY:
             m = self._legal
@@ -588,7 +602,10 @@ class Deal:
             self.history.append((self.to_move, action))
             self.declare(action)
         elif phase == DOUBLE:
-            if action not in self.legal_actions():
+            t = self._legal_doubles
+            if t is None:
+                t = self._legal_doubles = self._double_ids()
+            if action not in t:
                 raise self.illegal(action)
             self._double(action)
         else:
@@ -616,7 +633,7 @@ class Deal:
         self.lead_hearts_rule = c.hearts_lead and rules.hearts_lead != "free"
         self._plain_follow = trump < 0 and not self.force_king
         self._end = c.end_when_captured
-        self._legal = None
+        self._legal = self._legal_doubles = None
         if rules.doubling == "off":
             self._start_play()
         else:
@@ -629,11 +646,11 @@ class Deal:
         self.history.append((seat, action))
         self.doubles[seat] = REL_TO_ABS[seat][DOUBLE_SUBSETS[action - DOUBLE_BASE]]
         self.double_step += 1
-        self._legal = None
+        self._legal = self._legal_doubles = None
         if self.double_step < 4:
             self.to_move = (self.declarer + 1 + self.double_step) % 4  # doubling_order(declarer)[step]
             return
-        if self.rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
+        if self._rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
             self.split = True  # R6.6: the deal is not played
             self.contract_scores = split_scores(self.contract.total(self.rules), self.declarer)
             self.settlement = [0] * self.n
@@ -701,10 +718,10 @@ class Deal:
             if suit == HEARTS and led != HEARTS:
                 self.hearts_broken = True
         trick.append(c)
-        n = self.n
-        if len(trick) < n:
-            self.to_move = (p + 1) % n
-        else:
+        q = self._next_seat[p]
+        if q != self.leader:
+            self.to_move = q
+        else:  # play came back round to the leader: the trick is complete
             self._end_trick(trick)
 
     def _end_trick(self, trick: list[int]) -> None:

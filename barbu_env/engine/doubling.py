@@ -25,19 +25,26 @@ def legal_doubles(
     rules: Rules, seat: int, declarer: int, positive: bool, doubles: list[int], must_double: bool
 ) -> list[int]:
     """Legal ``double:*`` action ids for ``seat`` (R6.2, R6.3, R6.4, R6.7), in action-id order."""
+    return list(legal_double_ids(rules, seat, declarer, positive, doubles, must_double))
+
+
+def legal_double_ids(
+    rules: Rules, seat: int, declarer: int, positive: bool, doubles: list[int], must_double: bool
+) -> tuple[int, ...]:
+    """:func:`legal_doubles` as a shared tuple (computed once per combination of what it depends on)."""
     doubled_me = 0
     if seat == declarer:
         bit_d = 1 << declarer
         for s in range(4):
             if s != seat and doubles[s] & bit_d:
                 doubled_me |= 1 << s
-    # the answer depends on these few values only: computed once per combination (a fresh list each call)
+    # the answer depends on these few values only: computed once per combination
     key = (seat, declarer, bool(positive), rules.doubling, doubled_me, bool(must_double))
     out = _LEGAL_DOUBLES.get(key)
     if out is None:
         declarer_only = rules.doubling == "declarer_only"
         out = _LEGAL_DOUBLES[key] = _legal_doubles(seat, declarer, positive, declarer_only, doubled_me, must_double)
-    return list(out)
+    return out
 
 
 _LEGAL_DOUBLES: dict[tuple[int, int, bool, str, int, bool], tuple[int, ...]] = {}
@@ -73,19 +80,25 @@ def settlement(scores: list[int], doubles: list[int]) -> list[int]:
     """R6.5: for each pair, k directions doubled times the score difference, to the higher scorer."""
     n = len(scores)
     out = [0] * n
-    others = (1 << n) - 1
+    seats_of = _SEATS_OF
+    everyone = (1 << n) - 1
     for i in range(n):
-        m = doubles[i] & others & ~(1 << i)
-        # one pass per doubled direction i -> j (most seats double no one): each direction moves the score
-        # difference once, from the lower scorer to the higher, so a pair doubled both ways moves it twice
-        while m:
-            low = m & -m
-            m ^= low
-            j = low.bit_length() - 1
-            d = scores[i] - scores[j]
-            out[i] += d
-            out[j] -= d
+        m = doubles[i] & everyone & ~(1 << i)
+        if m:
+            # one pass per doubled direction i -> j: each direction moves the score difference once, from the
+            # lower scorer to the higher, so a pair doubled both ways moves it twice
+            si = scores[i]
+            gain = 0
+            for j in seats_of[m]:
+                d = si - scores[j]
+                gain += d
+                out[j] -= d
+            out[i] += gain
     return out
+
+
+#: ``_SEATS_OF[m]``: the seats (bits) of the seat mask ``m``, ascending (any table of up to 8 seats).
+_SEATS_OF: tuple[tuple[int, ...], ...] = tuple(tuple(j for j in range(8) if m >> j & 1) for m in range(256))
 
 
 def split_scores(total: int, declarer: int) -> list[int]:
