@@ -73,6 +73,7 @@ _SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
 _C0, _C1, _C2, _C3 = _SUIT_CARDS
 _SHIFT = (0, 13, 26, 39)  # bit offset of each suit in a card mask
 _BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))  # _BIT[c] == 1 << c, made once
+_BIT_OF = _BIT.__getitem__  # for ``map``
 #: ``_CARD_BIT.get(a, 0)``: the bit of card id ``a``, 0 for any other int (one lookup tests the range too)
 _CARD_BIT: dict[int, int] = dict(enumerate(_BIT))
 
@@ -214,7 +215,7 @@ class Deal:
         "_rules", "table", "available", "must_double", "num_tricks", "deck", "hands", "declarer",
         "phase", "to_move", "contract", "trump", "fantan_rank", "doubles", "double_step", "trick",
         "leader", "led", "best", "winner", "top_trump", "trick_no", "captured",
-        "tricks_won", "points", "played_by", "excluded", "hearts_broken", "card_vals",
+        "tricks_won", "points", "_played_by", "_folded", "excluded", "hearts_broken", "card_vals",
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
         "reneged", "split", "n", "_next_seat", "_legal", "_legal_doubles",
@@ -315,7 +316,8 @@ class Deal:
         d.captured = [0] * n
         d.tricks_won = [0] * n
         d.points = [0] * n
-        d.played_by = [0] * n
+        d._played_by = [0] * n
+        d._folded = 0
         d.excluded = [0] * n
         d.hearts_broken = False
         d.card_vals = d.pos_vals = ()
@@ -360,9 +362,23 @@ class Deal:
 
     # ----------------------------------------------------------------- queries
     @property
+    def played_by(self) -> list[int]:
+        """Per seat, the mask of the cards it has played. Derived from ``history`` when read (playing a card
+        only appends to ``history``): the entries since the last read are folded into a kept list."""
+        pb = self._played_by
+        h = self.history
+        i = self._folded
+        if i < len(h):
+            for seat, a in h[i:]:
+                if a < NUM_CARDS:  # a card (not a pass, declaration or double)
+                    pb[seat] |= _BIT[a]
+            self._folded = len(h)
+        return pb
+
+    @property
     def played(self) -> int:
-        """Mask of every card played so far: the union of ``played_by`` (derived, so playing a card writes
-        one mask less; the seats' masks are disjoint, so their union is their sum)."""
+        """Mask of every card played so far: the union of ``played_by`` (the seats' masks are disjoint, so
+        their union is their sum)."""
         return sum(self.played_by)
 
     @property
@@ -554,7 +570,6 @@ class Deal:
             # _play_card's common part and its plain-follow branch inlined (one call less per card)
             p = self.to_move
             self.hands[p] ^= bit
-            self.played_by[p] |= bit
             self.history.append((p, action))
             self._legal = None
             if not self._plain_follow:
@@ -684,7 +699,6 @@ class Deal:
         p = self.to_move
         bit = _BIT[c]
         self.hands[p] ^= bit
-        self.played_by[p] |= bit
         self.history.append((p, c))
         self._legal = None
         self._play_rest(p, c)
@@ -728,9 +742,7 @@ class Deal:
         """The trick is complete: score it, start the next one or finish the deal (R5.2, R5.3)."""
         w = self.winner
         captured = self.captured
-        # the trick's cards: every card played minus those of earlier tricks (disjoint masks: sums are unions)
-        played = sum(self.played_by)
-        tm = played - sum(captured)
+        tm = sum(map(_BIT_OF, trick))  # the trick's mask (distinct bits: their sum is their union)
         k = self.trick_no
         pts = self._trick_base[k]
         if tm & self._score_mask:  # only tricks holding a scoring card need the per-card sum
@@ -747,8 +759,7 @@ class Deal:
         self.led = self.best = self.winner = self.top_trump = -1
         self.leader = self.to_move = w
         end = self._end
-        if k == self.num_tricks or (end and played & end == end):  # R4.2 / R4.3 early ends
-            # (between tricks every played card has been captured)
+        if k == self.num_tricks or (end and sum(captured) & end == end):  # R4.2 / R4.3 early ends
             self._finish()
 
     def _infer_follow(self, p: int, c: int, suit: int) -> None:
@@ -773,7 +784,6 @@ class Deal:
         bit = _BIT[c]
         hands = self.hands
         hands[p] ^= bit
-        self.played_by[p] |= bit
         self.history.append((p, c))
         self._legal = None
         s, r = divmod(c, 13)
