@@ -76,6 +76,8 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))  # _BIT[c] == 1 
 _BIT_OF = _BIT.__getitem__  # for ``map``
 #: ``_CARD_BIT.get(a, 0)``: the bit of card id ``a``, 0 for any other int (one lookup tests the range too)
 _CARD_BIT: dict[int, int] = dict(enumerate(_BIT))
+#: ``_MOVE[seat][card]`` == ``(seat, card)``: history entries made once (no new tuple per card; 5 seats at most)
+_MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(tuple((s, c) for c in range(NUM_CARDS)) for s in range(5))
 
 
 def mask_to_list(m: int) -> list[int]:
@@ -486,10 +488,12 @@ class Deal:
                             self._legal = f
                             return [*_SUIT_CARDS[led][f >> _SHIFT[led]]]
                         m = hand
-                    elif self.lead_hearts_rule:
-                        m = self._play_mask(hand)
+                    elif self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+                        m = hand & _NON_HEARTS or hand  # R4.1: a heart may be led only when holding only hearts
                     else:
                         m = hand
+                elif self.led >= 0:
+                    m = self._follow_mask(hand)  # _play_mask's follow branch, one call less
                 else:
                     m = self._play_mask(hand)
                 self._legal = m
@@ -570,7 +574,7 @@ class Deal:
             # _play_card's common part and its plain-follow branch inlined (one call less per card)
             p = self.to_move
             self.hands[p] ^= bit
-            self.history.append((p, action))
+            self.history.append(_MOVE[p][action])
             self._legal = None
             if not self._plain_follow:
                 self._play_rest(p, action)
@@ -607,7 +611,7 @@ class Deal:
                 if m and self._forced_pass:
                     raise self.illegal(action)
                 self._fantan_pass()
-            elif 0 <= action < NUM_CARDS and m >> action & 1:
+            elif m & _CARD_BIT.get(action, 0):
                 self._fantan_card(action)
             else:
                 raise self.illegal(action)
@@ -699,7 +703,7 @@ class Deal:
         p = self.to_move
         bit = _BIT[c]
         self.hands[p] ^= bit
-        self.history.append((p, c))
+        self.history.append(_MOVE[p][c])
         self._legal = None
         self._play_rest(p, c)
 
@@ -784,9 +788,10 @@ class Deal:
         bit = _BIT[c]
         hands = self.hands
         hands[p] ^= bit
-        self.history.append((p, c))
+        self.history.append(_MOVE[p][c])
         self._legal = None
-        s, r = divmod(c, 13)
+        s = c // 13
+        r = c - 13 * s  # (no divmod call and tuple)
         pl = self.playable & ~bit
         lo = self.fantan_lo
         if lo[s] < 0:  # R7.2: the starting card opens its suit both ways
@@ -814,7 +819,11 @@ class Deal:
                 return
         elif r == ACE and self._ace_again:
             return  # R7.5: the same player goes again
-        self._next_fantan_player(p)
+        # _next_fantan_player inlined (one call less per card)
+        q = self._next_seat[p]
+        while not hands[q]:  # R7.4: players out are skipped
+            q = self._next_seat[q]
+        self.to_move = q
 
     def _fantan_pass(self) -> None:
         p = self.to_move
@@ -826,11 +835,11 @@ class Deal:
         self._next_fantan_player(p)
 
     def _next_fantan_player(self, p: int) -> None:
-        n = self.n
+        nxt = self._next_seat
         hands = self.hands
-        q = p + 1 if p + 1 < n else 0
+        q = nxt[p]
         while not hands[q]:  # R7.4: players out are skipped
-            q = q + 1 if q + 1 < n else 0
+            q = nxt[q]
         self.to_move = q
 
     def _finish(self) -> None:
