@@ -37,6 +37,16 @@ def test_unknown_config_key_lists_valid_keys(tmp_path: Path) -> None:
         load_config(TrainConfig, None, ["contracts=[no_jokers]"])
 
 
+def test_per_contract_settings_apply_to_their_contract_only(tmp_path: Path) -> None:
+    cfg = load_config(dmc.DMCConfig, None, ["states=10", "per_contract={trumps: {states: 20, bc_coef: 0.5}}"])
+    assert cfg.for_contract("trumps").states == 20 and cfg.for_contract("trumps").bc_coef == 0.5
+    assert cfg.for_contract("no_hearts").states == 10
+    with pytest.raises(ValueError, match=r"per_contract.trumps: unknown .*\['learning_rate'\]"):
+        load_config(dmc.DMCConfig, None, ["per_contract={trumps: {learning_rate: 1}}"])
+    with pytest.raises(ValueError, match="unknown contract"):
+        load_config(dmc.DMCConfig, None, ["per_contract={no_jokers: {states: 1}}"])
+
+
 def test_gae_with_terminal_reward_only() -> None:
     """gamma = 1: the return of every decision is the deal's final reward; lambda = 1 gives A = G - V."""
     from training.selfplay import Batch
@@ -153,7 +163,7 @@ def test_dagger_data_labels_the_states_of_the_checkpoint_policy(tmp_path: Path) 
             f"dagger_from={ckpt}", "dagger_states=9", "holdout_states=0"]  # fmt: skip
     cfg = load_config(dmc.DMCConfig, None, over)
     run = dmc.Run(cfg, "no_tricks", False)
-    obs, mask, target, teacher = run.data(False)
+    obs, mask, _, teacher = run.data(False)
     assert len(obs) == 15 and torch.all(mask[torch.arange(15), teacher] == 1)
     net, _ = load_checkpoint(ckpt)
     assert all(torch.equal(a, b) for a, b in zip(run.net.state_dict().values(), net.state_dict().values()))

@@ -49,7 +49,14 @@ class CommonConfig:
     final_eval_deals: int = 200
     """Boards per contract in the final table against the baselines (0 skips it)."""
     threads: int = 2
-    """Torch CPU threads."""
+    """Torch CPU threads (1 is faster when other jobs share the cores)."""
+    per_contract: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Settings that differ for some contracts, e.g. ``{trumps: {states: 800000, double_prob: 0.1}}``
+    (keys: the other fields of this config)."""
+
+    def for_contract(self: C, contract: str) -> C:
+        """This config with ``per_contract[contract]`` applied."""
+        return dataclasses.replace(self, **self.per_contract.get(contract, {}), per_contract={})
 
 
 def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:
@@ -74,9 +81,15 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
     if unknown:
         raise ValueError(f"unknown config key(s) {unknown}: valid keys are {sorted(valid)}")
     cfg = cls(**data)
-    bad = [c for c in cfg.contracts if c not in SEVEN]
+    bad = [c for c in [*cfg.contracts, *cfg.per_contract] if c not in SEVEN]
     if bad:
         raise ValueError(f"unknown contract(s) {bad}: choose from {SEVEN}")
+    allowed = valid - {"contracts", "per_contract", "out_dir", "export_dir"}
+    for contract, settings in cfg.per_contract.items():
+        wrong = sorted(set(settings) - allowed)
+        if wrong:
+            raise ValueError(f"per_contract.{contract}: unknown or not per-contract key(s) {wrong}: "
+                             f"valid keys are {sorted(allowed)}")  # fmt: skip
     for name, value in dataclasses.asdict(cfg).items():
         if isinstance(value, int) and not isinstance(value, bool) and value < 0:
             raise ValueError(f"config {name} must not be negative, got {value}")

@@ -311,10 +311,10 @@ def train(cfg: DMCConfig, resume: bool = False) -> dict[str, Path]:
     torch.set_num_threads(cfg.threads)
     out: dict[str, Path] = {}
     for contract in cfg.contracts:
-        run = Run(cfg, contract, resume)
+        run = Run(cfg.for_contract(contract), contract, resume)
         out[contract] = run.train(resume)
         print(f"{contract:12s} best duplicate margin vs heuristic during training: {run.best:+.2f} points/deal "
-              f"({cfg.states} states, {run.wall:.0f} s)")  # fmt: skip
+              f"({run.cfg.states} states, {run.wall:.0f} s)")  # fmt: skip
     return out
 
 

@@ -288,7 +288,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict[str, Path]:
     torch.set_num_threads(cfg.threads)
     out: dict[str, Path] = {}
     for contract in cfg.contracts:
-        run = Run(cfg, contract, resume)
+        run = Run(cfg.for_contract(contract), contract, resume)
         if cfg.bc_decisions and not run.bc_done:
             run.imitation()
         run.ppo()
