@@ -217,7 +217,7 @@ class Deal:
         "_rules", "table", "available", "must_double", "num_tricks", "deck", "hands", "declarer",
         "phase", "to_move", "contract", "trump", "fantan_rank", "doubles", "double_step", "trick",
         "leader", "led", "best", "winner", "top_trump", "trick_no", "captured",
-        "tricks_won", "points", "_played_by", "_folded", "excluded", "hearts_broken", "card_vals",
+        "tricks_won", "points", "played_by", "excluded", "hearts_broken", "card_vals",
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
         "reneged", "split", "n", "_next_seat", "_legal", "_legal_doubles",
@@ -318,8 +318,7 @@ class Deal:
         d.captured = [0] * n
         d.tricks_won = [0] * n
         d.points = [0] * n
-        d._played_by = [0] * n
-        d._folded = 0
+        d.played_by = [0] * n
         d.excluded = [0] * n
         d.hearts_broken = False
         d.card_vals = d.pos_vals = ()
@@ -363,20 +362,6 @@ class Deal:
         return d
 
     # ----------------------------------------------------------------- queries
-    @property
-    def played_by(self) -> list[int]:
-        """Per seat, the mask of the cards it has played. Derived from ``history`` when read (playing a card
-        only appends to ``history``): the entries since the last read are folded into a kept list."""
-        pb = self._played_by
-        h = self.history
-        i = self._folded
-        if i < len(h):
-            for seat, a in h[i:]:
-                if a < NUM_CARDS:  # a card (not a pass, declaration or double)
-                    pb[seat] |= _BIT[a]
-            self._folded = len(h)
-        return pb
-
     @property
     def played(self) -> int:
         """Mask of every card played so far: the union of ``played_by`` (the seats' masks are disjoint, so
@@ -574,6 +559,7 @@ class Deal:
             # _play_card's common part and its plain-follow branch inlined (one call less per card)
             p = self.to_move
             self.hands[p] ^= bit
+            self.played_by[p] |= bit
             self.history.append(_MOVE[p][action])
             self._legal = None
             if not self._plain_follow:
@@ -703,6 +689,7 @@ class Deal:
         p = self.to_move
         bit = _BIT[c]
         self.hands[p] ^= bit
+        self.played_by[p] |= bit
         self.history.append(_MOVE[p][c])
         self._legal = None
         self._play_rest(p, c)
@@ -788,6 +775,7 @@ class Deal:
         bit = _BIT[c]
         hands = self.hands
         hands[p] ^= bit
+        self.played_by[p] |= bit
         self.history.append(_MOVE[p][c])
         self._legal = None
         s = c // 13
