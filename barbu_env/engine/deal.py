@@ -73,7 +73,6 @@ _SUIT_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
 _C0, _C1, _C2, _C3 = _SUIT_CARDS
 _SHIFT = (0, 13, 26, 39)  # bit offset of each suit in a card mask
 _BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))  # _BIT[c] == 1 << c, made once
-_BIT_OF = _BIT.__getitem__  # for ``map``
 #: ``_CARD_BIT.get(a, 0)``: the bit of card id ``a``, 0 for any other int (one lookup tests the range too)
 _CARD_BIT: dict[int, int] = dict(enumerate(_BIT))
 #: ``_MOVE[seat][card]`` == ``(seat, card)``: history entries made once (no new tuple per card; 5 seats at most)
@@ -733,7 +732,9 @@ class Deal:
         """The trick is complete: score it, start the next one or finish the deal (R5.2, R5.3)."""
         w = self.winner
         captured = self.captured
-        tm = sum(map(_BIT_OF, trick))  # the trick's mask (distinct bits: their sum is their union)
+        # the trick's cards: every card played minus those of earlier tricks (disjoint masks: sums are unions)
+        played = sum(self.played_by)
+        tm = played - sum(captured)
         k = self.trick_no
         pts = self._trick_base[k]
         if tm & self._score_mask:  # only tricks holding a scoring card need the per-card sum
@@ -750,7 +751,8 @@ class Deal:
         self.led = self.best = self.winner = self.top_trump = -1
         self.leader = self.to_move = w
         end = self._end
-        if k == self.num_tricks or (end and sum(captured) & end == end):  # R4.2 / R4.3 early ends
+        if k == self.num_tricks or (end and played & end == end):  # R4.2 / R4.3 early ends
+            # (after this trick every played card has been captured)
             self._finish()
 
     def _infer_follow(self, p: int, c: int, suit: int) -> None:
