@@ -153,29 +153,6 @@ def test_holdout_gain_is_the_paired_return_difference_of_greedy_and_heuristic_mo
     assert agree == 0.0 and np.isclose(gain, np.mean(target[np.arange(6), greedy] - target[np.arange(6), other]))
 
 
-def test_dagger_data_labels_the_states_of_the_checkpoint_policy(tmp_path: Path) -> None:
-    """With ``dagger_from``, the added states are those where the checkpoint's greedy policy (one seat
-    per deal) is on move; training starts from its weights; a size mismatch is named."""
-    torch.manual_seed(0)
-    ckpt = tmp_path / "p.pt"
-    save_checkpoint(ckpt, PolicyNet(hidden=(8,)), "no_tricks", {}, {})
-    over = [f"out_dir={tmp_path / 'run'}", "contracts=[no_tricks]", "workers=1", "states=6", "hidden=[8]",
-            f"dagger_from={ckpt}", "dagger_states=9", "holdout_states=0"]  # fmt: skip
-    cfg = load_config(dmc.DMCConfig, None, over)
-    run = dmc.Run(cfg, "no_tricks", False)
-    obs, mask, _, teacher = run.data(False)
-    assert len(obs) == 15 and torch.all(mask[torch.arange(15), teacher] == 1)
-    net, _ = load_checkpoint(ckpt)
-    assert all(torch.equal(a, b) for a, b in zip(run.net.state_dict().values(), net.state_dict().values()))
-    from training.selfplay import rollout_targets
-
-    a = rollout_targets("no_tricks", Rules(), 9, seed=2**30, double_prob=0.3, label_prob=0.3, policy=str(ckpt))
-    b = rollout_targets("no_tricks", Rules(), 9, seed=2**30, double_prob=0.3, label_prob=0.3)
-    assert not np.array_equal(a[0], b[0])  # other states than heuristic play
-    with pytest.raises(ValueError, match="hidden sizes"):
-        dmc.Run(load_config(dmc.DMCConfig, None, [*over, "hidden=[16]"]), "no_tricks", False)
-
-
 def test_corrupt_and_mismatched_checkpoints_are_named(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")

@@ -35,7 +35,6 @@ then the evaluation table against the random and heuristic agents (``barbu_env.e
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import multiprocessing as mp
 import time
@@ -46,7 +45,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
+from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import load_rules
 
 from .augment import action_index, action_map, obs_index, suit_permutations
@@ -84,12 +83,6 @@ class DMCConfig(CommonConfig):
     held-out gain, against 66% agreement and a clear gain at 0.001 on No hearts)."""
     bc_temp: float = 10.0
     """Inverse temperature turning Q-values into the prior's logits."""
-    dagger_from: str = ""
-    """A checkpoint (e.g. the best.pt of a first run): ``dagger_states`` more states are labelled
-    where its greedy policy, one seat against three heuristic players, actually goes (DAgger-style),
-    added to the data, and training starts from its weights."""
-    dagger_states: int = 0
-    """States of that on-policy data (needs ``dagger_from``)."""
     holdout_states: int = 4_000
     """Rollout-labelled states kept apart (own seed) to measure, after each epoch, the greedy
     policy's gain over the heuristic's move in rollout return (0 = off)."""
@@ -104,19 +97,15 @@ CHUNK = 2_000
 generated in one go or extended later in several steps is the same."""
 
 
-def generate(cfg: DMCConfig, contract: str, rules, start: int = 0, policy: str = "") -> tuple[np.ndarray, ...]:
-    """Rollout-labelled states ``start`` .. ``cfg.states`` (with ``policy``: ``cfg.dagger_states`` of
-    that checkpoint's states) in ``cfg.workers`` processes (deterministic for a given seed; ``start``
-    must be a multiple of :data:`CHUNK`)."""
-    total = cfg.dagger_states if policy else cfg.states
-    key = 2**30 if policy else 0  # on-policy chunks are seeded apart from the heuristic ones
-    starts = range(start, total, CHUNK)
-    seeds = [int(np.random.SeedSequence([cfg.seed, SEVEN.index(contract), key + i]).generate_state(1)[0])
-             for i in starts]  # fmt: skip
-    jobs = [(contract, rules, min(CHUNK, total - i), seed, cfg.double_prob, cfg.label_prob, cfg.samples, policy)
+def generate(cfg: DMCConfig, contract: str, rules, start: int = 0) -> tuple[np.ndarray, ...]:
+    """Rollout-labelled states ``start`` .. ``cfg.states`` in ``cfg.workers`` processes
+    (deterministic for a given seed; ``start`` must be a multiple of :data:`CHUNK`)."""
+    starts = range(start, cfg.states, CHUNK)
+    seeds = [int(np.random.SeedSequence([cfg.seed, SEVEN.index(contract), i]).generate_state(1)[0]) for i in starts]
+    jobs = [(contract, rules, min(CHUNK, cfg.states - i), seed, cfg.double_prob, cfg.label_prob, cfg.samples)
             for i, seed in zip(starts, seeds)]  # fmt: skip
     parts = []
-    with tqdm(total=total - start, desc=f"{contract} rollouts", unit="state", leave=False) as bar:
+    with tqdm(total=cfg.states - start, desc=f"{contract} rollouts", unit="state", leave=False) as bar:
         if cfg.workers > 1:
             with mp.get_context("spawn").Pool(cfg.workers) as pool:
                 for part in pool.imap(_generate, jobs):
@@ -171,12 +160,6 @@ class Run:
         self.net = PolicyNet(hidden=tuple(cfg.hidden))
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.epoch, self.best, self.wall = 0, -float("inf"), 0.0
-        if cfg.dagger_from:  # continue from the policy whose states are added
-            start, _ = load_checkpoint(cfg.dagger_from)
-            if start.hidden != tuple(cfg.hidden):
-                raise ValueError(f"dagger_from {cfg.dagger_from!r} has hidden sizes {list(start.hidden)}, "
-                                 f"the config asks for {cfg.hidden}")  # fmt: skip
-            self.net.load_state_dict(start.state_dict())
         state = self.dir / "state.pt"
         if resume and state.is_file():
             s = torch.load(state, map_location="cpu", weights_only=False)
@@ -211,29 +194,7 @@ class Run:
             self.wall += time.time() - t0
             np.savez(path, recipe=json.dumps(recipe), **dict(zip(names, arrays)))
             self.log({"data/states": len(arrays[0]), "data/seconds": time.time() - t0})
-        if cfg.dagger_states:
-            arrays = tuple(np.concatenate(pair) for pair in zip(arrays, self.dagger_data()))
         return tuple(torch.from_numpy(a) for a in arrays)
-
-    def dagger_data(self) -> tuple[np.ndarray, ...]:
-        """``cfg.dagger_states`` states of ``cfg.dagger_from``'s policy (cached in dagger.npz, keyed by
-        the checkpoint's content)."""
-        cfg, path = self.cfg, self.dir / "dagger.npz"
-        if not cfg.dagger_from:
-            raise ValueError("dagger_states > 0 needs dagger_from (a checkpoint whose policy visits the states)")
-        digest = hashlib.sha256(Path(cfg.dagger_from).read_bytes()).hexdigest()
-        recipe = json.dumps({k: getattr(cfg, k) for k in ("seed", "rules", "double_prob", "label_prob", "samples",
-                                                           "dagger_states")} | {"policy": digest})  # fmt: skip
-        names = ("obs", "mask", "target", "teacher")
-        if path.is_file():
-            z = np.load(path)
-            if str(z["recipe"]) == recipe:
-                return tuple(z[k] for k in names)
-        t0 = time.time()
-        arrays = generate(cfg, self.contract, self.rules, policy=str(Path(cfg.dagger_from).resolve()))
-        np.savez(path, recipe=recipe, **dict(zip(names, arrays)))
-        self.log({"data/dagger_states": len(arrays[0]), "data/dagger_seconds": time.time() - t0})
-        return arrays
 
     def holdout(self) -> tuple[np.ndarray, ...] | None:
         """``cfg.holdout_states`` labelled states from a seed no training chunk uses (cached in holdout.npz)."""

@@ -216,7 +216,7 @@ def start_deal(contract: str, rules: Rules, hands: list[int], declarer: int, rng
 
 
 def rollout_targets(contract: str, rules: Rules, states: int, seed: int, double_prob: float,
-                    label_prob: float, samples: int = 0, policy: str = "") -> tuple[np.ndarray, ...]:  # fmt: skip
+                    label_prob: float, samples: int = 0) -> tuple[np.ndarray, ...]:  # fmt: skip
     """Deep Monte-Carlo data: in heuristic-vs-heuristic deals, a decision (with more than one legal
     action) is sampled with probability ``label_prob``; each legal action is played out to the end of
     the *real* deal by heuristic players, and its return (own final score / |contract total|) is the
@@ -225,26 +225,16 @@ def rollout_targets(contract: str, rules: Rules, states: int, seed: int, double_
     (the action the deal went on with). The network that regresses these sees only observations,
     so it learns the expected return over the hidden cards. With ``samples`` > 0, each target is the
     mean over the real deal and ``samples`` more deals drawn consistent with the player's information
-    (the PIMC sampler), which lowers the noise of the targets at ``1 + samples`` times the cost.
-
-    With ``policy`` (a checkpoint path), one seat per deal, drawn at random, plays that network's
-    greedy moves and only its decisions are labelled (still with heuristic rollouts): the states a
-    learned policy actually reaches against three heuristic players (DAgger-style data)."""
+    (the PIMC sampler), which lowers the noise of the targets at ``1 + samples`` times the cost."""
     rng = np.random.default_rng(seed)
     scale = contract_scale(contract, rules)
-    act = _greedy_policy(policy) if policy else None
     obs, masks, targets, teacher = [], [], [], []
     while len(obs) < states:
         deal = start_deal(contract, rules, deal_hands(rng, rules), int(rng.integers(4)), rng, double_prob)
-        learner = int(rng.integers(4)) if act else -1
         while deal.phase != OVER and len(obs) < states:
             seat = deal.to_move
             legal = deal.legal_actions()
             choice = heuristic_action(deal, seat)
-            move = act(deal, seat) if seat == learner else choice
-            if act and seat != learner:
-                deal.apply(move)
-                continue
             if len(legal) > 1 and rng.random() < label_prob:
                 t = np.zeros(NUM_ACTIONS, dtype=np.float32)
                 info = InfoState.of(deal, seat) if samples else None
@@ -258,26 +248,8 @@ def rollout_targets(contract: str, rules: Rules, states: int, seed: int, double_
                 masks.append(legal_mask(deal))
                 targets.append(t)
                 teacher.append(choice)
-            deal.apply(move)
+            deal.apply(choice)
     return np.stack(obs), np.stack(masks), np.stack(targets), np.array(teacher, dtype=np.int64)
-
-
-def _greedy_policy(path: str) -> Callable[[Deal, int], int]:
-    """The greedy card play of a checkpoint, one decision at a time (torch imported here only)."""
-    import torch
-
-    from barbu_env.nn import load_checkpoint
-
-    torch.set_num_threads(1)
-    net, _ = load_checkpoint(path)
-    net.eval()
-
-    def act(deal: Deal, seat: int) -> int:
-        with torch.no_grad():
-            logits, _ = net(torch.from_numpy(encode(deal, seat)[None]), torch.from_numpy(legal_mask(deal)[None]))
-        return int(logits[0].argmax())
-
-    return act
 
 
 def legal_mask(deal: Deal) -> np.ndarray:
