@@ -466,6 +466,15 @@ def _flip(b: np.ndarray, off: int, diff: int, new: int) -> None:
         diff ^= low
 
 
+def _sync_seat_masks(b: np.ndarray, base: int, new: list[int], old: list[int]) -> list[int]:
+    """Per-seat card blocks at ``base + CARDS * s``: the entries of the bits that changed from ``old``
+    set from ``new``; returns a copy of ``new`` to keep as the next ``old``."""
+    for s in range(4):
+        if new[s] != old[s]:
+            _flip(b, base + CARDS * s, new[s] ^ old[s], new[s])
+    return new[:]
+
+
 def _contract_entries(deal: Deal) -> tuple[int, ...]:
     c = deal.contract
     if c is None:
@@ -595,13 +604,8 @@ class ObservationState:
                 b[TRICK_NO + self.trick_i] = 0.0
                 b[TRICK_NO + i] = 1.0
                 self.trick_i = i
-            cap = deal.captured
-            if cap != self.captured:
-                old = self.captured
-                for s in range(4):
-                    if cap[s] != old[s]:
-                        _flip(b, CAPTURED + CARDS * s, cap[s] ^ old[s], cap[s])
-                self.captured = cap[:]
+            if deal.captured != self.captured:
+                self.captured = _sync_seat_masks(b, CAPTURED, deal.captured, self.captured)
             if deal.tricks_won != self.tricks_won:
                 tw, nt = deal.tricks_won, self.nt
                 for s in range(4):
@@ -612,13 +616,8 @@ class ObservationState:
                 for s in range(4):
                     b[POINTS + s] = pts[s] / POINT_SCALE
                 self.points = pts[:]
-        ex = deal.excluded
-        if ex != self.excluded:
-            old = self.excluded
-            for s in range(4):
-                if ex[s] != old[s]:
-                    _flip(b, EXCLUDED + CARDS * s, ex[s] ^ old[s], ex[s])
-            self.excluded = ex[:]
+        if deal.excluded != self.excluded:
+            self.excluded = _sync_seat_masks(b, EXCLUDED, deal.excluded, self.excluded)
         trick = deal.trick
         leader = deal.leader
         if trick != self.trick or leader != self.leader:

@@ -555,7 +555,7 @@ class Deal:
             bit = _CARD_BIT.get(action, 0)  # a prebuilt int (no new one per card); 0 if not a card id
             if not m & bit:
                 raise self.illegal(action)
-            # _play_card's common part and its plain-follow branch inlined (one call less per card)
+            # the hand/history update, then _play_rest's plain-follow case inlined (one call less per card)
             p = self.to_move
             self.hands[p] ^= bit
             self.played_by[p] |= bit
@@ -683,18 +683,9 @@ class Deal:
         else:
             self.phase = PLAY
 
-    def _play_card(self, c: int) -> None:
-        """Play the legal card ``c`` for the player on move in trick play (R5); ``apply`` inlines this."""
-        p = self.to_move
-        bit = _BIT[c]
-        self.hands[p] ^= bit
-        self.played_by[p] |= bit
-        self.history.append(_MOVE[p][c])
-        self._legal = None
-        self._play_rest(p, c)
-
     def _play_rest(self, p: int, c: int) -> None:
-        """The trick part of playing card ``c`` by seat ``p``, after the hand/history updates."""
+        """The trick part of playing card ``c`` by seat ``p`` (R5), after ``apply`` updated the hand and
+        history; ``apply`` inlines this for plain contracts (no trumps, no forced K♥)."""
         suit = c // 13
         trick = self.trick
         trump = self.trump
