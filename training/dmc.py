@@ -171,12 +171,16 @@ class Run:
             torch.set_rng_state(s["torch_rng"])
         self.logger = Logger(self.dir, fresh=not resume)
 
+    def recipe(self, *extra: str) -> dict:
+        """The settings that decide generated data (stored with it; a mismatch means other data)."""
+        return {k: getattr(self.cfg, k) for k in ("seed", "rules", "double_prob", "label_prob", "samples", *extra)}
+
     def data(self, resume: bool) -> tuple[torch.Tensor, ...]:
         """The rollout data: generated, or on resume read from ``data.npz`` and extended to
         ``cfg.states`` when the config asks for more states than the file holds."""
         cfg, path = self.cfg, self.dir / "data.npz"
         names = ("obs", "mask", "target", "teacher")
-        recipe = {k: getattr(cfg, k) for k in ("seed", "rules", "double_prob", "label_prob", "samples")}
+        recipe = self.recipe()
         arrays: tuple[np.ndarray, ...] = ()
         if resume and path.is_file():
             z = np.load(path)
@@ -201,8 +205,7 @@ class Run:
         cfg, path = self.cfg, self.dir / "holdout.npz"
         if not cfg.holdout_states:
             return None
-        recipe = json.dumps({k: getattr(cfg, k) for k in ("seed", "rules", "double_prob", "label_prob", "samples",
-                                                           "holdout_states")})  # fmt: skip
+        recipe = json.dumps(self.recipe("holdout_states"))
         if path.is_file():
             z = np.load(path)
             if str(z["recipe"]) == recipe:
