@@ -4,10 +4,15 @@ Differential tests: B games run in ``VectorDeals`` and, side by side, B referenc
 from the same hands and declarer; every step the seat on move, the action mask (``Deal.legal_actions``),
 the observation (``observation.encode``), the rewards (``Deal.scores``, R8.1) and the deal ends must be
 identical. Random legal actions drive both; every contract is played under each rule option that matters
-in deal mode (R4.1, R4.4, R5.4, R5.5, R6.6, R6.7, R7.3, R7.5, R9, R10).
+in deal mode (R4.1, R4.4, R5.4, R5.5, R6.6, R6.7, R7.3, R7.5, R9, R10). Every test runs on both backends
+(``numpy`` and, when numba is installed, ``numba``), and a cross-backend test checks that they give the
+same trajectories, observations, masks and rewards from the same seed.
 """
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -18,6 +23,11 @@ from barbu_env.engine.deal import OVER, Deal
 from barbu_env.observation import OBS_SIZE, encode
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector import VectorDeals, random_actions, unpack_observations
+from barbu_env.vector.backend import numba_available
+
+needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed (pip install barbu_env[fast])")
+#: Every test taking ``backend`` runs once per backend.
+BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
 
 TRICK_CONTRACTS = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two"]
 #: Per game, round-robin: full declaration, each contract with its parameter chosen by the declarer.
@@ -39,9 +49,10 @@ def ref_mask(deal: Deal) -> np.ndarray:
     return m
 
 
-def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: int) -> int:
+def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: int, backend: str) -> int:
     """Play ``steps`` batched steps, checking every game against its reference; returns deals finished."""
-    v = VectorDeals(specs, rules, batch=batch, seed=seed)
+    v = VectorDeals(specs, rules, batch=batch, seed=seed, backend=backend)
+    assert v.backend.name == backend
     v.reset()
     spec_of = [specs[g % len(specs)] for g in range(batch)]
     refs = [reference(v, g, spec_of[g]) for g in range(batch)]
@@ -65,7 +76,7 @@ def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: in
         else:
             assert not mask.any()  # seats not on move get a zero mask
             mask = v.action_masks()
-        actions = random_actions(mask, rng)
+        actions = random_actions(mask, rng, backend)
         rewards, done = v.step(actions)
         for g, d in enumerate(refs):
             d.apply(int(actions[g]))
@@ -79,9 +90,10 @@ def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: in
     return finished
 
 
-def test_classic_every_contract():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_classic_every_contract(backend):
     """Classic rules (R3-R8): declaration, doubling, all seven contracts; thousands of deals."""
-    assert run_differential(Rules(), SPECS, batch=320, steps=480, seed=1) > 2000
+    assert run_differential(Rules(), SPECS, batch=320, steps=480, seed=1, backend=backend) > 2000
 
 
 OPTIONS = [
@@ -98,20 +110,99 @@ OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options", OPTIONS)
-def test_rule_options(options):
+def option_rules(options: dict | str) -> tuple[Rules, list]:
+    """The rules of an ``OPTIONS`` entry and the contract specs to play under them."""
     rules = load_rules(options) if isinstance(options, str) else Rules(**options)
-    specs = list(SPECS)
-    specs += [c for c in ("ravage_city", "salad") if getattr(rules, c)]
-    assert run_differential(rules, specs, batch=96, steps=240, seed=7) > 200
+    return rules, SPECS + [c for c in ("ravage_city", "salad") if getattr(rules, c)]
 
 
-def test_fixed_contracts_with_parameters():
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("options", OPTIONS)
+def test_rule_options(options, backend):
+    rules, specs = option_rules(options)
+    assert run_differential(rules, specs, batch=96, steps=240, seed=7, backend=backend) > 200
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fixed_contracts_with_parameters(backend):
     """``trumps:S`` / ``fantan:7`` skip the declaration, as ``env(contract=...)`` does."""
-    assert run_differential(Rules(), ["trumps:S", "fantan:7", "no_king", "trumps:H", "fantan:A"], 80, 160, 3) > 100
+    specs = ["trumps:S", "fantan:7", "no_king", "trumps:H", "fantan:A"]
+    assert run_differential(Rules(), specs, 80, 160, 3, backend) > 100
 
 
-def test_scripted_trump_lead_e2():
+@needs_numba
+@pytest.mark.parametrize("options", [{}, *OPTIONS])
+def test_backends_identical(options):
+    """numpy and numba, same seed: the same seats, observations (``observe`` of the seat on move and of
+    another seat, ``observe_packed``), masks, actions, rewards and final state arrays, step after step."""
+    rules, specs = option_rules(options)
+    a, b = (VectorDeals(specs, rules, batch=128, seed=11, backend=name) for name in ("numpy", "numba"))
+    a.reset()
+    b.reset()
+    rng_a, rng_b = np.random.default_rng(2), np.random.default_rng(2)
+    finished = 0
+    for step in range(300):
+        seats = (a.seat + 1) % 4 if step % 5 == 4 else None
+        for x, y in zip(a.observe(seats), b.observe(seats)):
+            np.testing.assert_array_equal(x, y, err_msg=f"step {step}: observe")
+        for x, y in zip(a.observe_packed(), b.observe_packed()):
+            np.testing.assert_array_equal(x, y, err_msg=f"step {step}: observe_packed")
+        mask = a.action_masks().copy()
+        np.testing.assert_array_equal(mask, b.action_masks())
+        actions = random_actions(mask, rng_a, "numpy")
+        np.testing.assert_array_equal(actions, random_actions(mask, rng_b, "numba"))
+        (ra, da), (rb, db) = a.step(actions), b.step(actions)
+        np.testing.assert_array_equal(ra, rb, err_msg=f"step {step}: rewards")
+        np.testing.assert_array_equal(da, db, err_msg=f"step {step}: done")
+        finished += int(da.sum())
+    for x, y in zip(a.state.blocks(), b.state.blocks()):
+        np.testing.assert_array_equal(x, y)
+    assert finished > 500
+
+
+def test_backend_selection(monkeypatch):
+    """``backend``: numpy / numba / auto; errors name the valid choices and the missing extra."""
+    import barbu_env.vector.backend as backend_mod
+
+    assert VectorDeals("no_queens", backend="numpy").backend.name == "numpy"
+    with pytest.raises(ValueError, match=r"unknown backend 'torch': valid are \['auto', 'numpy', 'numba'\]"):
+        VectorDeals("no_queens", backend="torch")
+    with pytest.raises(ValueError, match="bad threads"):
+        VectorDeals("no_queens", backend="numpy", threads=0)
+    want = "numba" if numba_available() else "numpy"
+    assert VectorDeals("no_queens").backend.name == want  # auto
+    monkeypatch.setattr(backend_mod, "numba_available", lambda: False)
+    assert VectorDeals("no_queens").backend.name == "numpy"
+    with pytest.raises(ImportError, match=r"pip install barbu_env\[fast\]"):
+        VectorDeals("no_queens", backend="numba")
+    with pytest.raises(ImportError, match=r"pip install barbu_env\[fast\]"):
+        random_actions(np.ones((2, 5), np.int8), np.random.default_rng(0), "numba")
+
+
+def test_numba_not_imported_by_package():
+    """numba is imported only when the numba backend is chosen, never by ``import barbu_env(.vector)``."""
+    code = "import sys, barbu_env, barbu_env.vector; assert 'numba' not in sys.modules, 'numba imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@needs_numba
+def test_numba_threads():
+    """``threads`` sets the numba backend's thread count; results do not depend on it."""
+    one = VectorDeals(SPECS, Rules(), batch=64, seed=5, backend="numba", threads=1)
+    assert one.backend.num_threads() == 1
+    other = VectorDeals(SPECS, Rules(), batch=64, seed=5, backend="numba")
+    for v in (one, other):
+        v.reset()
+    rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
+    for _ in range(60):
+        obs, mask, _ = one.observe()
+        np.testing.assert_array_equal(obs, other.observe()[0])
+        one.step(random_actions(mask, rng_a))
+        other.step(random_actions(mask, rng_b))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scripted_trump_lead_e2(backend):
     """E2 / R5.4: a declarer holding trumps must lead one; R5.5: a void follower must trump."""
     hands = [
         "AS KS 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH",
@@ -119,7 +210,7 @@ def test_scripted_trump_lead_e2():
         "3C 2C AD KD QD JD TD 9D 8D 7D 6D 5D 4D",
         "4S 5S 6S 7S 8S 9S TS JS QS KH AH 2D 3D",
     ]
-    v = VectorDeals("trumps:S", Rules(doubling="off"), batch=2, seed=0)
+    v = VectorDeals("trumps:S", Rules(doubling="off"), batch=2, seed=0, backend=backend)
     v.reset_games([0, 1], hands=[hands, hands], declarer=[0, 1])
     _, mask, seat = v.observe()
     assert list(seat) == [0, 1]
@@ -133,13 +224,14 @@ def test_scripted_trump_lead_e2():
     assert sorted(np.flatnonzero(mask[1])) == sorted(np.flatnonzero(held))  # void in spades, no trump: any card (R5.1)
 
 
-def test_boards_queue_and_duplicate():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_boards_queue_and_duplicate(backend):
     """A board queue is dealt in order; games go inactive once it is used up."""
     rng = np.random.default_rng(5)
     src = VectorDeals("no_queens", Rules(doubling="off"), batch=3, seed=9)
     src.reset()
     hands = src.state.hands.copy()
-    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0, boards=(hands, [0, 1, 2]))
+    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0, boards=(hands, [0, 1, 2]), backend=backend)
     v.reset()
     assert list(v.board_of) == [0, 1]
     np.testing.assert_array_equal(v.state.hands, hands[:2])
@@ -154,7 +246,8 @@ def test_boards_queue_and_duplicate():
     assert (v.seat == -1).all() and not v.observe()[1].any()
 
 
-def test_errors():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_errors(backend):
     if "game" in Rules.__dataclass_fields__:  # Barbu King (R11) is not batched
         with pytest.raises(ValueError, match=r"not supported by the batched engine.*supported: hearts_lead="):
             VectorDeals(None, Rules(game="king", doubling="off"))
@@ -162,7 +255,7 @@ def test_errors():
         VectorDeals("salad", Rules())
     with pytest.raises(ValueError, match=r"needs a parameter|unknown contract"):
         VectorDeals("trumps:", Rules())
-    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0)
+    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0, backend=backend)
     with pytest.raises(ValueError, match="reset"):
         v.observe()
     _, mask, _ = v.reset()
@@ -175,9 +268,10 @@ def test_errors():
         v.reset_games([0], hands=np.zeros((1, 4), np.uint64))
 
 
-def test_packed_observations_unpack_to_observe():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_packed_observations_unpack_to_observe(backend):
     """``observe_packed`` + ``unpack_observations`` give exactly ``observe``'s arrays, every phase."""
-    v = VectorDeals(SPECS, Rules(), batch=64, seed=4)
+    v = VectorDeals(SPECS, Rules(), batch=64, seed=4, backend=backend)
     v.reset()
     rng = np.random.default_rng(4)
     for _ in range(90):
@@ -191,8 +285,9 @@ def test_packed_observations_unpack_to_observe():
         v.step(random_actions(mask, rng))
 
 
-def test_memory_and_shapes():
-    v = VectorDeals(None, Rules(), batch=8, seed=0)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_memory_and_shapes(backend):
+    v = VectorDeals(None, Rules(), batch=8, seed=0, backend=backend)
     obs, mask, seat = v.reset()
     assert obs.shape == (8, OBS_SIZE) and obs.dtype == np.float32
     assert mask.shape == (8, NUM_ACTIONS) and mask.dtype == np.int8 and seat.shape == (8,)

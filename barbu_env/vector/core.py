@@ -9,7 +9,7 @@ The state is a :class:`State` of arrays with the game on axis 0; hands and every
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -94,39 +94,50 @@ class State:
 
     cards4: np.ndarray | None = None  # u64 [B,5,4]: hands, played_by, trick_by, captured, excluded
     ints4: np.ndarray | None = None  # i64 [B,5,4]: tricks_won, points, passes, doubles, fin_place
+    words: np.ndarray | None = None  # u64 [3,B]: played, trick_mask, playable
+    scalars: np.ndarray | None = None  # i64 [S,B]: the int fields of SCALAR_FIELDS
 
     @classmethod
     def zeros(cls, batch: int) -> State:
-        """All-zero state. The per-seat arrays are views into two ``[B, 5, 4]`` blocks, so that the
-        observation rotates them to the observer with one gather each."""
-        cards4 = xp.zeros((batch, len(CARD_SEAT_FIELDS), 4), U64)
-        ints4 = xp.zeros((batch, len(INT_SEAT_FIELDS), 4), I64)
+        """All-zero state. The fields are views into four blocks: per-seat ``[B, 5, 4]`` (so that the
+        observation rotates them to the observer with one gather each) and per-game ``[F, B]`` (one row
+        per field, contiguous); a compiled backend works on the blocks (:meth:`blocks`)."""
+        blocks = {
+            "cards4": xp.zeros((batch, len(CARD_SEAT_FIELDS), 4), U64),
+            "ints4": xp.zeros((batch, len(INT_SEAT_FIELDS), 4), I64),
+            "words": xp.zeros((len(WORD_FIELDS), batch), U64),
+            "scalars": xp.zeros((len(SCALAR_FIELDS), batch), I64),
+        }
         kw: dict[str, np.ndarray] = {}
-        for i, name in enumerate(CARD_SEAT_FIELDS):
-            kw[name] = cards4[:, i, :]
-        for i, name in enumerate(INT_SEAT_FIELDS):
-            kw[name] = ints4[:, i, :]
+        for block, names in (("cards4", CARD_SEAT_FIELDS), ("ints4", INT_SEAT_FIELDS)):
+            for i, name in enumerate(names):
+                kw[name] = blocks[block][:, i, :]
+        for block, names in (("words", WORD_FIELDS), ("scalars", SCALAR_FIELDS)):
+            for i, name in enumerate(names):
+                kw[name] = blocks[block][i]
         kw["scores"] = xp.zeros((batch, 4), I64)
-        for f in fields(cls):
-            if f.name in kw or f.name in ("cards4", "ints4"):
-                continue
-            if f.name in ("played", "trick_mask", "playable"):
-                kw[f.name] = xp.zeros(batch, U64)
-            elif f.name == "hearts_broken":
-                kw[f.name] = xp.zeros(batch, bool)
-            else:
-                kw[f.name] = xp.zeros(batch, I64)
-        return cls(**kw, cards4=cards4, ints4=ints4)
+        kw["hearts_broken"] = xp.zeros(batch, bool)
+        return cls(**kw, **blocks)
+
+    def blocks(self) -> tuple[np.ndarray, ...]:
+        """``(cards4, ints4, words, scalars, hearts_broken, scores)``: every array of the state, once."""
+        return self.cards4, self.ints4, self.words, self.scalars, self.hearts_broken, self.scores
 
     def nbytes(self) -> int:
-        """Bytes of all state arrays (the per-seat views counted once, through their blocks)."""
-        seat = set(CARD_SEAT_FIELDS) | set(INT_SEAT_FIELDS)
-        return sum(getattr(self, f.name).nbytes for f in fields(self) if f.name not in seat)
+        """Bytes of all state arrays."""
+        return sum(a.nbytes for a in self.blocks())
 
 
 #: Order of the per-seat arrays in the stacked blocks (the observation reads them in this order).
 CARD_SEAT_FIELDS = ("hands", "played_by", "trick_by", "captured", "excluded")
 INT_SEAT_FIELDS = ("tricks_won", "points", "passes", "doubles", "fin_place")
+#: Rows of the per-game blocks.
+WORD_FIELDS = ("played", "trick_mask", "playable")
+SCALAR_FIELDS = ("phase", "to_move", "declarer", "leader", "led", "best", "winner", "top_trump", "trick_len",
+                 "trick_no", "contract", "trump", "fantan_rank", "double_step", "must_double", "num_fin",
+                 "avail_decl", "avail_names")  # fmt: skip
+#: The scalars of a fresh deal before its set-up: "none" (-1) where the trick is empty, else 0 (DECLARE).
+SCALAR_START = np.array([-1 if n in ("led", "best", "winner", "top_trump") else 0 for n in SCALAR_FIELDS], np.int64)
 
 
 # ------------------------------------------------------------------------------------------ legality

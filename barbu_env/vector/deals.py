@@ -18,8 +18,8 @@ from ..contracts import CONTRACT_NAMES
 from ..engine.deal import parse_contract, validate_hands
 from ..observation import OBS_SIZE
 from ..rules import Rules, load_rules
-from .core import State, apply, bit, is_legal, legal_words, popcount
-from .encode import masks_into, observe_into, pack, packed_bytes, zero_tail
+from .backend import Backend, make_backend, random_choice
+from .core import SCALAR_START, State, bit, is_legal, popcount
 from .tables import DECLARE, DOUBLE, NUM_DECL, OVER, U64, Tables, build_tables
 
 FAMILIES = ("trumps", "fantan")
@@ -40,13 +40,18 @@ class VectorDeals:
     once it is used up, finished games go inactive (seat -1, zero mask) and :attr:`finished` turns true.
     ``auto_reset=False`` leaves finished deals over until :meth:`reset_games`.
 
+    ``backend``: ``"numpy"`` (array code, the reference), ``"numba"`` (compiled per-game kernels, several
+    times faster; ``pip install barbu_env[fast]``) or ``"auto"`` (numba if installed); both give identical
+    results. ``threads``: threads of the numba backend (default numba's: all cores); numpy ignores it.
+
     Rewards are raw deal scores (contract + doubling settlement, R8.1), ``float32 [B, 4]`` by absolute
     seat, non-zero only on the step that ends a deal — the AEC env's rewards with ``reward_scale=1``.
     """
 
     def __init__(self, contract: str | Sequence[str | None] | None = None, rules: Rules | str | dict | None = None,
                  batch: int = 256, seed: int | None = None, declarer: int | str = "random",
-                 boards: tuple[object, Sequence[int]] | None = None, auto_reset: bool = True) -> None:  # fmt: skip
+                 boards: tuple[object, Sequence[int]] | None = None, auto_reset: bool = True,
+                 backend: str = "auto", threads: int | None = None) -> None:  # fmt: skip
         if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
             raise ValueError(f"bad batch {batch!r}: expected a positive int")
         if not (declarer == "random" or (isinstance(declarer, (int, np.integer)) and 0 <= int(declarer) < 4)):
@@ -54,6 +59,7 @@ class VectorDeals:
         self.rules: Rules = load_rules(rules)
         self.tables: Tables = build_tables(self.rules)
         self.batch = int(batch)
+        self.backend: Backend = make_backend(backend, self.tables, self.batch, threads)
         self.declarer = declarer
         self.auto_reset = auto_reset
         self.rng = np.random.default_rng(seed)
@@ -130,16 +136,12 @@ class VectorDeals:
     def _start(self, g: np.ndarray, hands: np.ndarray, declarer: np.ndarray, must_double: np.ndarray | int = 0) -> None:
         """Fresh deals in games ``g`` (the ``Deal.from_hands`` state, then the fixed contract if any)."""
         st, t = self.state, self.tables
-        for name in ("played_by", "captured", "excluded", "trick_by"):
-            getattr(st, name)[g] = 0
-        for name in ("played", "trick_mask", "playable"):
-            getattr(st, name)[g] = 0
-        for name in ("tricks_won", "points", "passes", "doubles", "scores"):
-            getattr(st, name)[g] = 0
-        for name in ("trick_len", "trick_no", "double_step", "num_fin"):
-            getattr(st, name)[g] = 0
-        for name in ("led", "best", "winner", "top_trump", "fin_place"):
-            getattr(st, name)[g] = -1
+        st.cards4[g] = 0
+        st.ints4[g] = 0
+        st.fin_place[g] = -1
+        st.words[:, g] = 0
+        st.scalars[:, g] = SCALAR_START[:, None]
+        st.scores[g] = 0
         st.hearts_broken[g] = False
         st.hands[g] = hands
         st.declarer[g] = declarer
@@ -233,7 +235,7 @@ class VectorDeals:
     def legal(self) -> tuple[np.ndarray, np.ndarray]:
         """The legal actions as two ``uint64`` words per game (see ``core.legal_words``); cached."""
         if self._legal is None:
-            self._legal = legal_words(self.state, self.tables)
+            self._legal = self.backend.legal(self.state, self.tables)
         return self._legal
 
     def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -243,30 +245,27 @@ class VectorDeals:
         self._need_start()
         seat = self.seat
         obs_seat = seat if seats is None else np.where(seat >= 0, np.asarray(seats, np.int64), -1)
-        zero_tail(self.obs)
-        observe_into(self.state, self.tables, obs_seat, self.obs)
         low, high = self.legal()
-        masks_into(low, high, self.mask)
-        if seats is not None:
-            self.mask[obs_seat != seat] = 0
+        self.backend.observe(self.state, self.tables, obs_seat, low, high, self.obs, self.mask)
         return self.obs, self.mask, seat
 
     def observe_packed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The observations of the seats on move, packed for a device-side unpack: ``(bits uint8 [B, 143],
         numeric float32 [B, 16], mask int8 [B, 87], seat [B])``; :func:`encode.unpack_observations` turns
-        ``(bits, numeric)`` into exactly the arrays of :meth:`observe` (a quarter of the bytes to move)."""
+        ``(bits, numeric)`` into exactly the arrays of :meth:`observe` (a quarter of the bytes to move).
+        ``bits`` and ``numeric`` are new arrays; ``mask`` is the buffer of :meth:`observe`."""
         self._need_start()
         seat = self.seat
-        w, num = pack(self.state, self.tables, seat)
         low, high = self.legal()
-        masks_into(low, high, self.mask)
-        return packed_bytes(w), num.astype(np.float32), self.mask, seat
+        bits, num = self.backend.observe_packed(self.state, self.tables, seat, low, high, self.mask)
+        return bits, num, self.mask, seat
 
     def action_masks(self) -> np.ndarray:
         """Only the ``int8 [B, 87]`` masks of the seats on move (no observation)."""
         self._need_start()
         low, high = self.legal()
-        return masks_into(low, high, self.mask)
+        self.backend.masks(low, high, self.mask)
+        return self.mask
 
     def step(self, actions: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply one action per game (ignored for inactive / over games); returns ``(rewards float32
@@ -277,13 +276,10 @@ class VectorDeals:
         if a.shape[0] != self.batch or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.batch} ints (one per game), got shape {a.shape} {a.dtype}")
         st = self.state
-        live = st.phase != OVER
         low, high = self.legal()
-        bad = live & ~is_legal(low, high, a)
-        if bad.any():
-            raise self._illegal(a, np.flatnonzero(bad))
-        a = np.where(live, a, 0)  # apply() dispatches on phase: games over are skipped
-        ended = apply(st, self.tables, a)
+        ended = self.backend.apply(st, self.tables, low, high, a)
+        if ended is None:
+            raise self._illegal(a, np.flatnonzero((st.phase != OVER) & ~is_legal(low, high, a)))
         self._legal = None
         rewards = np.zeros((self.batch, 4), np.float32)
         done = np.zeros(self.batch, bool)
@@ -316,16 +312,16 @@ class VectorDeals:
 
     # ------------------------------------------------------------------ sizes
     def nbytes(self) -> dict[str, int]:
-        """Bytes per game: engine state arrays, observation and mask buffers."""
+        """Bytes per game: engine state arrays, observation and mask buffers, backend scratch."""
         b = self.batch
-        return {"state": self.state.nbytes() // b, "obs": self.obs.nbytes // b, "mask": self.mask.nbytes // b}
+        return {"state": self.state.nbytes() // b, "obs": self.obs.nbytes // b, "mask": self.mask.nbytes // b,
+                "scratch": self.backend.nbytes() // b}  # fmt: skip
 
 
-def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal action per row of an ``int8 [B, A]`` mask (rows with no legal action get 0)."""
-    cum = np.cumsum(mask.T, axis=0, dtype=np.uint8)  # along actions, vectorised over the games
-    pick = (rng.random(mask.shape[0]) * cum[-1]).astype(np.uint8)
-    return (cum <= pick[None, :]).argmin(axis=0)
+def random_actions(mask: np.ndarray, rng: np.random.Generator, backend: str = "auto") -> np.ndarray:
+    """A uniformly random legal action per row of an ``int8 [B, A]`` mask (rows with no legal action get 0).
+    One ``rng.random(B)`` draw; the same actions with either ``backend`` (``"auto"``: numba if installed)."""
+    return random_choice(mask, rng.random(mask.shape[0]), backend)
 
 
 __all__ = ["VectorDeals", "random_actions"]

@@ -1,0 +1,693 @@
+"""Compiled (numba) backend of the batched engine: one game at a time in ``@njit`` kernels, games in ``prange``.
+
+The kernels work on the same :class:`~.core.State` arrays (its blocks, :meth:`State.blocks`) and the same
+:class:`~.tables.Tables` as the numpy reference (``core`` and ``encode``), so the two backends are
+interchangeable on one state and the set-up code of ``deals`` serves both. Each per-game function below
+is the scalar form of the array function of ``core`` / ``encode`` it names, itself a mirror of the
+reference ``engine.deal.Deal`` (RULES.md R3-R9); the differential tests run both backends against
+``Deal`` and ``observation.encode``.
+
+Observations are written straight into the ``float32`` rows: the binary entries are packed into 18
+``uint64`` words per game (as ``encode.pack`` lays them out) and expanded in the same pass, so each row
+is written once (no zero fill, no separate unpack). Games run in parallel (``prange``) on numba's thread
+pool; ``numba.set_num_threads`` (or ``VectorDeals(threads=...)``) sets how many threads.
+
+Importing this module imports numba (``pip install barbu_env[fast]``); ``barbu_env.vector`` does so only
+when the backend is chosen. Kernels are compiled on first use and cached on disk (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+from numba import njit, prange
+
+from ..actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS, PASS
+from ..observation import BLOCKS, NUM_PART, OBS_SIZE, POINT_SCALE
+from .core import CARD_SEAT_FIELDS, INT_SEAT_FIELDS, SCALAR_FIELDS, WORD_FIELDS, State
+from .encode import DONE_ABS, FILLED, NUM_WORDS, PACKED_BYTES, SH
+from .tables import (
+    ABOVE,
+    AH,
+    DECLARE,
+    DOUBLE,
+    DOUBLE_SUBSETS_ARR,
+    FANTAN_PLAY,
+    HEARTS_ID,
+    KH,
+    KH_ID,
+    NON_HEARTS,
+    NOT_ACES,
+    NOT_TWOS,
+    NUM_DECL,
+    OVER,
+    PASS_BIT,
+    PLAY,
+    RANK_CARDS,
+    REL_TO_ABS_ARR,
+    SUIT,
+    U64,
+    Tables,
+)
+
+I64 = np.int64
+#: The kernels take the state as ``State.blocks()`` and the tables as :func:`jit_tables` (tuples of arrays).
+Blocks = tuple[np.ndarray, ...]
+U0 = U64(0)
+U1 = U64(1)
+# rows of the state blocks (core.State)
+HANDS, PLAYED_BY, TRICK_BY, CAPTURED, EXCLUDED = (CARD_SEAT_FIELDS.index(n) for n in (
+    "hands", "played_by", "trick_by", "captured", "excluded"))  # fmt: skip
+TRICKS_WON, POINTS, PASSES, DOUBLES, FIN_PLACE = (INT_SEAT_FIELDS.index(n) for n in (
+    "tricks_won", "points", "passes", "doubles", "fin_place"))  # fmt: skip
+PLAYED, TRICK_MASK, PLAYABLE = (WORD_FIELDS.index(n) for n in ("played", "trick_mask", "playable"))
+PHASE, TO_MOVE, DECLARER, LEADER, LED, BEST, WINNER, TOP_TRUMP, TRICK_LEN, TRICK_NO = (
+    SCALAR_FIELDS.index(n) for n in ("phase", "to_move", "declarer", "leader", "led", "best", "winner", "top_trump",
+                                     "trick_len", "trick_no"))  # fmt: skip
+CONTRACT, TRUMP, FANTAN_RANK, DOUBLE_STEP, MUST_DOUBLE, NUM_FIN, AVAIL_DECL, AVAIL_NAMES = (
+    SCALAR_FIELDS.index(n) for n in ("contract", "trump", "fantan_rank", "double_step", "must_double", "num_fin",
+                                     "avail_decl", "avail_names"))  # fmt: skip
+# columns of the per-contract table ``kint`` and entries of ``flags`` (see :func:`jit_tables`)
+K_POSITIVE, K_FANTAN, K_HEARTS_RULE, K_FORCE_KING, K_PER_TRICK, K_RAVAGE, K_TOTAL, K_NAME = range(8)
+(F_UNTIL_BROKEN, F_MUST_LEAD_TRUMP, F_OVERTRUMP, F_FREE_PASS, F_ACE_AGAIN, F_DOUBLING_OFF, F_DECLARER_ONLY, F_SPLIT,
+ F_HAND_SIZE, F_DECK, F_RULES_WORD) = range(11)  # fmt: skip
+# observation offsets (observation.BLOCKS); the small blocks as laid out by encode.pack
+OFF = {name: BLOCKS[name][0] for name in ("hand", "played", "trick", "captured", "unseen", "excluded", "void",
+                                           "leader", "fantan_playable", "finished")}  # fmt: skip
+O_HAND, O_PLAYED, O_TRICK, O_CAPTURED, O_UNSEEN, O_EXCLUDED = (OFF[n] for n in (
+    "hand", "played", "trick", "captured", "unseen", "excluded"))  # fmt: skip
+O_SMALL_A, O_SMALL_C, O_PLAYABLE, O_SMALL_F = OFF["void"], OFF["leader"], OFF["fantan_playable"], OFF["finished"]
+S_TRICK_NO, S_CONTRACT, S_TRUMP, S_FANTAN_RANK, S_DECLARER = (SH[n] for n in (
+    "trick_no", "contract", "trump", "fantan_rank", "declarer"))  # fmt: skip
+S_TO_MOVE, S_PHASE, S_DOUBLES, S_DOUBLED_DONE, S_MUST_DOUBLE, S_AVAILABLE, S_HEARTS_BROKEN, S_RULES = (SH[n] for n in (
+    "to_move", "phase", "doubles", "doubled_done", "must_double", "available", "hearts_broken", "rules"))  # fmt: skip
+N_TRICKS_WON, N_CARDS_LEFT, N_POINTS, N_PASSES = NUM_PART, NUM_PART + 4, NUM_PART + 8, NUM_PART + 12
+LAST_WORD_BITS = FILLED - 64 * (NUM_WORDS - 1)
+M1, M2, M4, H01 = U64(0x5555555555555555), U64(0x3333333333333333), U64(0x0F0F0F0F0F0F0F0F), U64(0x0101010101010101)
+
+
+def layout_fingerprint() -> str:
+    """A hash of every constant this module takes from other modules (observation layout, state rows, card
+    and action tables). The kernels freeze them at compile time, and numba's disk cache is invalidated only
+    when *this* file changes: :data:`LAYOUT_FINGERPRINT` must be updated with them (which edits this file)."""
+    blob = repr((sorted(BLOCKS.items()), sorted(SH.items()), FILLED, NUM_WORDS, OBS_SIZE, NUM_PART, POINT_SCALE,
+                 CARD_SEAT_FIELDS, INT_SEAT_FIELDS, WORD_FIELDS, SCALAR_FIELDS, DECLARE, DOUBLE, PLAY, FANTAN_PLAY,
+                 OVER, DECLARE_BASE, DOUBLE_BASE, PASS, NUM_ACTIONS, PASS_BIT, NUM_DECL, HEARTS_ID, KH_ID,
+                 int(KH), int(AH), int(NON_HEARTS), int(NOT_ACES), int(NOT_TWOS))).encode()  # fmt: skip
+    for a in (ABOVE, SUIT, RANK_CARDS, REL_TO_ABS_ARR, DOUBLE_SUBSETS_ARR, DONE_ABS):
+        blob += a.tobytes()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+LAYOUT_FINGERPRINT = "1afed34164f5f297"
+if layout_fingerprint() != LAYOUT_FINGERPRINT:
+    raise ImportError(f"barbu_env.vector.jit: constants of other modules changed (observation layout, state rows or "
+                      f"tables); check the kernels, then set LAYOUT_FINGERPRINT = {layout_fingerprint()!r} in "
+                      f"{__file__} (editing this file invalidates numba's cached kernels)")  # fmt: skip
+
+
+def jit_tables(t: Tables) -> tuple[np.ndarray, ...]:
+    """The arrays of ``t`` the kernels read: ``(kint [K, 8], kcard [K, 1 + J], kpts [K, J], pos_vals [K, n],
+    fantan_pts [K, 4], decl [3, 26], flags [11])`` (kcard: the end mask, then the scoring card masks)."""
+    kint = np.stack([t.positive, t.fantan, t.hearts_rule, t.force_king, t.per_trick, t.ravage, t.total, t.name_idx],
+                    axis=1).astype(I64)  # fmt: skip
+    kcard = np.concatenate([t.end_mask[:, None], t.cp_mask], axis=1).astype(U64)
+    decl = np.stack([t.decl_k, t.decl_trump, t.decl_rank]).astype(I64)
+    flags = np.array([t.until_broken, t.must_lead_trump, t.overtrump, t.fantan_free_pass, t.ace_again, t.doubling_off,
+                      t.declarer_only, t.split, t.hand_size, int(t.deck), t.rules_word], I64)  # fmt: skip
+    arrays = (kint, kcard, t.cp_pts.astype(I64), t.pos_vals.astype(I64), t.fantan_pts.astype(I64), decl, flags)
+    return tuple(np.ascontiguousarray(a) for a in arrays)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+@njit(cache=True)
+def _bit(c: int) -> np.uint64:
+    return U1 << U64(c)
+
+
+@njit(cache=True)
+def _popcount(x: np.uint64) -> int:
+    """Set bits of a uint64 (SWAR; LLVM turns it into ``popcnt``)."""
+    x = x - ((x >> U1) & M1)
+    x = (x & M2) + ((x >> U64(2)) & M2)
+    x = (x + (x >> U64(4))) & M4
+    return I64((x * H01) >> U64(56))
+
+
+@njit(cache=True)
+def _rot4(m: int, s: int) -> int:
+    """A 4-bit absolute-seat mask seen from seat ``s`` (``encode.rot4``, R1.3)."""
+    return ((m | (m << 4)) >> s) & 15
+
+
+# ------------------------------------------------------------------------------------------ legality
+@njit(cache=True)
+def _legal_cards(st: Blocks, tb: Blocks, g: int) -> np.uint64:
+    """``core.legal_cards`` for game g: R4.1, R4.4, R5.1, R5.4, R5.5; Fantan R7.2."""
+    c4, _, w, sc, hb, _ = st
+    kint, _, _, _, _, _, flags = tb
+    phase = sc[PHASE, g]
+    hand = c4[g, HANDS, sc[TO_MOVE, g]]
+    if phase == FANTAN_PLAY:
+        return hand & w[PLAYABLE, g]
+    if phase != PLAY:
+        return U0
+    k, trump, led, top = sc[CONTRACT, g], sc[TRUMP, g], sc[LED, g], sc[TOP_TRUMP, g]
+    trump_m = SUIT[trump]  # SUIT[-1] == 0
+    if led < 0:  # leading (R4.1, R5.4)
+        m = hand
+        nh = hand & NON_HEARTS
+        if kint[k, K_HEARTS_RULE] != 0 and not (hb[g] and flags[F_UNTIL_BROKEN] != 0) and nh != 0:
+            m = nh
+        if flags[F_MUST_LEAD_TRUMP] != 0 and m & trump_m != 0:
+            m = m & trump_m
+        return m
+    fk = kint[k, K_FORCE_KING] != 0
+    has_kh = hand & KH != 0
+    f = hand & SUIT[led]
+    if f != 0:  # following suit (R5.1, R5.5, R4.4)
+        m = f
+        if flags[F_OVERTRUMP] != 0 and led == trump and top >= 0 and f & ABOVE[top] != 0:
+            m = f & ABOVE[top]
+        if fk and led == HEARTS_ID and has_kh and w[TRICK_MASK, g] & AH != 0:
+            m = KH
+        return m
+    tr = hand & trump_m
+    if tr != 0:  # void, holding trumps (R5.5)
+        if top < 0:
+            return tr
+        hi = tr & ABOVE[top]
+        if hi == 0:
+            return hand
+        return hi if flags[F_OVERTRUMP] else tr
+    return KH if fk and has_kh else hand  # void (R4.4)
+
+
+@njit(cache=True)
+def _legal_doubles(st: Blocks, tb: Blocks, g: int) -> int:
+    """``core.legal_doubles`` for game g: mask over the 8 doubling actions (R6.2-R6.4, R6.7)."""
+    _, i4, _, sc, _, _ = st
+    kint, _, _, _, _, _, flags = tb
+    s, d = sc[TO_MOVE, g], sc[DECLARER, g]
+    is_decl = s == d
+    decl_rel = 1 << max(((d - s) & 3) - 1, 0)
+    if is_decl:  # redoubles only, of the seats that doubled the declarer (R6.2)
+        allowed = 0
+        for i in range(3):
+            if (i4[g, DOUBLES, (s + 1 + i) & 3] >> d) & 1:
+                allowed |= 1 << i
+    elif kint[sc[CONTRACT, g], K_POSITIVE] != 0 or flags[F_DECLARER_ONLY] != 0:
+        allowed = decl_rel
+    else:
+        allowed = 7
+    must = not is_decl and (sc[MUST_DOUBLE, g] >> s) & 1 == 1
+    out = 0
+    for j in range(8):
+        m = DOUBLE_SUBSETS_ARR[j]
+        ok = m & ~allowed == 0
+        if flags[F_DECLARER_ONLY] != 0 and is_decl:
+            ok = ok and (m == 0 or m == allowed)
+        if must:
+            ok = ok and m & decl_rel != 0
+        if ok:
+            out |= 1 << j
+    return out
+
+
+@njit(cache=True, parallel=True)
+def legal_words(st: Blocks, tb: Blocks, low: np.ndarray, high: np.ndarray) -> None:
+    """``core.legal_words`` into ``low``, ``high`` (uint64 [B])."""
+    sc = st[3]
+    free_pass = tb[6][F_FREE_PASS] != 0
+    for g in prange(low.shape[0]):
+        phase = sc[PHASE, g]
+        cards = _legal_cards(st, tb, g)
+        if phase == FANTAN_PLAY and (cards == 0 or free_pass):  # R7.3
+            cards |= U1 << U64(PASS_BIT)
+        low[g] = cards
+        if phase == DECLARE:
+            high[g] = U64(sc[AVAIL_DECL, g])
+        elif phase == DOUBLE:
+            high[g] = U64(_legal_doubles(st, tb, g) << NUM_DECL)
+        else:
+            high[g] = U0
+
+
+@njit(cache=True)
+def _is_legal(low: np.ndarray, high: np.ndarray, g: int, a: int) -> bool:
+    if a < 0 or a >= DOUBLE_BASE + 8:
+        return False
+    if a < DECLARE_BASE:
+        return (low[g] >> U64(a)) & U1 == U1
+    return (high[g] >> U64(a - DECLARE_BASE)) & U1 == U1
+
+
+# ------------------------------------------------------------------------------------------ transitions
+@njit(cache=True)
+def _finish(st: Blocks, tb: Blocks, g: int) -> None:
+    """``core._finish`` for game g: contract scores (R4, R7.4, R9.1), doubling settlement (R6.5, R8.1)."""
+    c4, i4, _, sc, _, scores = st
+    kint, _, _, _, fantan_pts, _, _ = tb
+    k = sc[CONTRACT, g]
+    cs = np.empty(4, I64)
+    for q in range(4):
+        cs[q] = i4[g, POINTS, q]
+    rav = kint[k, K_RAVAGE]
+    if rav != 0:  # R9.1: the largest single-suit count shares the penalty
+        counts = np.zeros(4, I64)
+        for q in range(4):
+            for s in range(4):
+                counts[q] = max(counts[q], _popcount(c4[g, CAPTURED, q] & SUIT[s]))
+        top = counts.max()
+        share = rav // (counts == top).sum()
+        for q in range(4):
+            if counts[q] == top:
+                cs[q] += share
+    if kint[k, K_FANTAN]:  # R7.4
+        for q in range(4):
+            cs[q] = fantan_pts[k, max(i4[g, FIN_PLACE, q], 0)]
+    for i in range(4):  # R6.5: sum over j of k_ij (s_i - s_j), k_ij = directions doubled between i and j
+        settle = 0
+        for j in range(4):
+            kk = ((i4[g, DOUBLES, i] >> j) & 1) + ((i4[g, DOUBLES, j] >> i) & 1)
+            settle += kk * (cs[i] - cs[j])
+        scores[g, i] = cs[i] + settle
+    sc[PHASE, g] = OVER
+
+
+@njit(cache=True)
+def _end_trick(st: Blocks, tb: Blocks, g: int) -> bool:
+    """``core._end_trick`` for game g (R5.2, R5.3; the deal may end, R4.2, R4.3); True if it ended."""
+    c4, i4, w, sc, _, _ = st
+    kint, kcard, kpts, pos_vals, _, _, flags = tb
+    win, k, tm, no = sc[WINNER, g], sc[CONTRACT, g], w[TRICK_MASK, g], sc[TRICK_NO, g]
+    pts = kint[k, K_PER_TRICK] + pos_vals[k, no]
+    for j in range(kpts.shape[1]):
+        pts += kpts[k, j] * _popcount(tm & kcard[k, 1 + j])
+    i4[g, POINTS, win] += pts
+    c4[g, CAPTURED, win] |= tm
+    i4[g, TRICKS_WON, win] += 1
+    sc[TRICK_NO, g] = no + 1
+    for q in range(4):
+        c4[g, TRICK_BY, q] = U0
+    w[TRICK_MASK, g] = U0
+    sc[TRICK_LEN, g] = 0
+    sc[LED, g] = -1
+    sc[BEST, g] = -1
+    sc[WINNER, g] = -1
+    sc[TOP_TRUMP, g] = -1
+    sc[LEADER, g] = win
+    sc[TO_MOVE, g] = win
+    end = kcard[k, 0]
+    if no + 1 == flags[F_HAND_SIZE] or (end != 0 and w[PLAYED, g] & end == end):
+        _finish(st, tb, g)
+        return True
+    return False
+
+
+@njit(cache=True)
+def _play(st: Blocks, tb: Blocks, g: int, c: int) -> bool:
+    """``core._play`` for game g (R5): the card, what it proves, the trick so far; True if the deal ended."""
+    c4, _, w, sc, hb, _ = st
+    kint, _, _, _, _, _, flags = tb
+    p = sc[TO_MOVE, g]
+    bt = _bit(c)
+    c4[g, HANDS, p] ^= bt
+    w[PLAYED, g] |= bt
+    c4[g, PLAYED_BY, p] |= bt
+    c4[g, TRICK_BY, p] = bt
+    suit = c // 13
+    k, trump, led, top, best = sc[CONTRACT, g], sc[TRUMP, g], sc[LED, g], sc[TOP_TRUMP, g], sc[BEST, g]
+    lead = sc[TRICK_LEN, g] == 0
+    fk = kint[k, K_FORCE_KING] != 0
+    # what the card proves (Deal.apply, Deal._infer_follow)
+    ex = U0
+    if lead:
+        if suit == HEARTS_ID and kint[k, K_HEARTS_RULE] != 0 and not (hb[g] and flags[F_UNTIL_BROKEN] != 0):
+            ex = NON_HEARTS
+        if flags[F_MUST_LEAD_TRUMP] != 0 and trump >= 0 and suit != trump:
+            ex |= SUIT[trump]
+    else:
+        if suit != led:
+            ex = SUIT[led]
+            if trump >= 0 and suit != trump:
+                ex |= SUIT[trump] if top < 0 else ABOVE[top]
+            if fk and c != KH_ID:
+                ex |= KH
+        elif fk and led == HEARTS_ID and w[TRICK_MASK, g] & AH != 0 and c != KH_ID:
+            ex = KH
+        if flags[F_OVERTRUMP] != 0 and suit == trump and top >= 0 and c < top:
+            ex |= ABOVE[top]
+    c4[g, EXCLUDED, p] |= ex
+    # trick state (R5.2)
+    if lead or (suit == best // 13 and c > best) or (suit == trump and best // 13 != trump):
+        sc[BEST, g] = c
+        sc[WINNER, g] = p
+    if suit == trump and c > top:
+        sc[TOP_TRUMP, g] = c
+    if lead:
+        sc[LED, g] = suit
+        sc[LEADER, g] = p
+    elif suit == HEARTS_ID and led != HEARTS_ID:
+        hb[g] = True
+    w[TRICK_MASK, g] |= bt
+    n = sc[TRICK_LEN, g] + 1
+    sc[TRICK_LEN, g] = n
+    if n < 4:
+        sc[TO_MOVE, g] = (p + 1) & 3
+        return False
+    return _end_trick(st, tb, g)
+
+
+@njit(cache=True)
+def _fantan(st: Blocks, tb: Blocks, g: int, a: int) -> bool:
+    """``core._fantan`` for game g (R7): a card onto the table or a pass; True if the deal ended."""
+    c4, i4, w, sc, _, _ = st
+    flags = tb[6]
+    p = sc[TO_MOVE, g]
+    again = False
+    ended = False
+    if a == PASS:  # R7.3
+        i4[g, PASSES, p] += 1
+        if not flags[F_FREE_PASS]:
+            c4[g, EXCLUDED, p] |= w[PLAYABLE, g]
+    else:  # R7.2
+        bt = _bit(a)
+        deck = U64(flags[F_DECK])
+        c4[g, HANDS, p] ^= bt
+        played = w[PLAYED, g] | bt
+        w[PLAYED, g] = played
+        c4[g, PLAYED_BY, p] |= bt
+        neigh = ((bt >> U1) & NOT_ACES & deck) | ((bt << U1) & NOT_TWOS & deck)
+        w[PLAYABLE, g] = (w[PLAYABLE, g] & ~bt) | (neigh & ~played)
+        out = c4[g, HANDS, p] == 0
+        if out:  # R7.4: finishing order
+            i4[g, FIN_PLACE, p] = sc[NUM_FIN, g]
+            sc[NUM_FIN, g] += 1
+            if sc[NUM_FIN, g] == 3:
+                for q in range(4):
+                    if i4[g, FIN_PLACE, q] < 0:
+                        i4[g, FIN_PLACE, q] = 3
+                sc[NUM_FIN, g] = 4
+                _finish(st, tb, g)
+                ended = True
+        again = flags[F_ACE_AGAIN] != 0 and a % 13 == 12 and not out  # R7.5
+    if not ended and not again:  # the next seat still holding cards (R7.4)
+        q = (p + 1) & 3
+        while c4[g, HANDS, q] == 0:
+            q = (q + 1) & 3
+        sc[TO_MOVE, g] = q
+    return ended
+
+
+@njit(cache=True)
+def _start_play(st: Blocks, tb: Blocks, g: int) -> None:
+    """``core._start_play``: the declarer leads (R2.3); Fantan's table opens at the named rank (R7.2)."""
+    w, sc = st[2], st[3]
+    kint, flags = tb[0], tb[6]
+    d = sc[DECLARER, g]
+    sc[TO_MOVE, g] = d
+    sc[LEADER, g] = d
+    if kint[sc[CONTRACT, g], K_FANTAN]:
+        sc[PHASE, g] = FANTAN_PLAY
+        w[PLAYABLE, g] = RANK_CARDS[max(sc[FANTAN_RANK, g], 0)] & U64(flags[F_DECK])
+    else:
+        sc[PHASE, g] = PLAY
+        w[PLAYABLE, g] = U0
+
+
+@njit(cache=True)
+def _declare(st: Blocks, tb: Blocks, g: int, a: int) -> None:
+    """``core._declare`` (R3): contract, trump suit or Fantan rank; then doubling or play."""
+    sc = st[3]
+    decl, flags = tb[5], tb[6]
+    i = a - DECLARE_BASE
+    sc[CONTRACT, g] = decl[0, i]
+    sc[TRUMP, g] = decl[1, i]
+    sc[FANTAN_RANK, g] = decl[2, i]
+    if flags[F_DOUBLING_OFF]:
+        _start_play(st, tb, g)
+    else:
+        sc[PHASE, g] = DOUBLE
+        sc[DOUBLE_STEP, g] = 0
+        sc[TO_MOVE, g] = (sc[DECLARER, g] + 1) & 3
+
+
+@njit(cache=True)
+def _double(st: Blocks, tb: Blocks, g: int, a: int) -> bool:
+    """``core._double`` (R6.1); after the declarer's decision: R6.6 split or play. True if the deal ended."""
+    _, i4, _, sc, _, scores = st
+    kint, flags = tb[0], tb[6]
+    s = sc[TO_MOVE, g]
+    i4[g, DOUBLES, s] = REL_TO_ABS_ARR[s, a - DOUBLE_BASE]
+    step = sc[DOUBLE_STEP, g] + 1
+    sc[DOUBLE_STEP, g] = step
+    d = sc[DECLARER, g]
+    if step < 4:
+        sc[TO_MOVE, g] = (d + 1 + step) & 3
+        return False
+    k = sc[CONTRACT, g]
+    if flags[F_SPLIT] != 0 and kint[k, K_POSITIVE] == 0 and i4[g, DOUBLES].sum() == 0:  # R6.6: not played
+        total = kint[k, K_TOTAL]
+        share = total // 3
+        for q in range(4):
+            scores[g, q] = share
+        scores[g, d] = total - 3 * share
+        sc[PHASE, g] = OVER
+        return True
+    _start_play(st, tb, g)
+    return False
+
+
+@njit(cache=True, parallel=True)
+def apply(st: Blocks, tb: Blocks, low: np.ndarray, high: np.ndarray, actions: np.ndarray, done: np.ndarray) -> int:
+    """Check, then apply one action per game on move (``core.apply``); ``done[g]``: the deal ended.
+    Returns the number of illegal actions of games on move: if any, nothing is applied."""
+    sc = st[3]
+    n = actions.shape[0]
+    bad = 0
+    for g in prange(n):
+        if sc[PHASE, g] != OVER and not _is_legal(low, high, g, actions[g]):
+            bad += 1
+    if bad:
+        return bad
+    for g in prange(n):
+        phase = sc[PHASE, g]
+        a = actions[g]
+        ended = False
+        if phase == PLAY:
+            ended = _play(st, tb, g, a)
+        elif phase == FANTAN_PLAY:
+            ended = _fantan(st, tb, g, a)
+        elif phase == DOUBLE:
+            ended = _double(st, tb, g, a)
+        elif phase == DECLARE:
+            _declare(st, tb, g, a)
+        done[g] = ended
+    return 0
+
+
+# ------------------------------------------------------------------------------------------ observations
+@njit(cache=True)
+def _put(words: np.ndarray, v: np.uint64, off: int) -> None:
+    """OR the bits of ``v`` (at most 64 wide) into the packed words at entry ``off``."""
+    i, sh = off >> 6, off & 63
+    words[i] |= v << U64(sh)
+    if sh:
+        words[i + 1] |= v >> U64(64 - sh)
+
+
+@njit(cache=True)
+def _pack(st: Blocks, tb: Blocks, g: int, s: int, words: np.ndarray, num: np.ndarray) -> None:
+    """``encode.pack`` for game g seen from seat s (rotated, R1.3): binary entries into ``words`` (uint64
+    [NUM_WORDS], entry i = bit i % 64 of word i // 64), the numeric deal part into ``num`` (16 values)."""
+    c4, i4, w, sc, hb, _ = st
+    kint, _, _, _, _, _, flags = tb
+    for i in range(NUM_WORDS):
+        words[i] = U0
+    if s < 0:
+        for i in range(16):
+            num[i] = 0.0
+        return
+    hand = c4[g, HANDS, s]
+    open_ = U64(flags[F_DECK]) & ~w[PLAYED, g] & ~hand
+    _put(words, hand, O_HAND)
+    _put(words, open_, O_UNSEEN)
+    void = 0
+    dbl = 0
+    fin = 0
+    hn = float(flags[F_HAND_SIZE])
+    for r in range(4):
+        q = (s + r) & 3
+        _put(words, c4[g, PLAYED_BY, q], O_PLAYED + 52 * r)
+        _put(words, c4[g, TRICK_BY, q], O_TRICK + 52 * r)
+        _put(words, c4[g, CAPTURED, q], O_CAPTURED + 52 * r)
+        _put(words, c4[g, EXCLUDED, q], O_EXCLUDED + 52 * r)
+        x = hand if r == 0 else open_ & ~c4[g, EXCLUDED, q]  # void: no open card the seat may hold
+        for j in range(4):
+            if x & SUIT[j] == 0:
+                void |= 1 << (4 * r + j)
+        dbl |= _rot4(i4[g, DOUBLES, q], s) << (4 * r)
+        fp = i4[g, FIN_PLACE, q]
+        if fp >= 0:
+            fin |= 1 << (4 * r + fp)
+        # numeric part: tricks won, cards left, running points, passes (R5.3, R7.3)
+        num[r] = i4[g, TRICKS_WON, q] / hn
+        num[4 + r] = _popcount(c4[g, HANDS, q]) / hn
+        num[8 + r] = i4[g, POINTS, q] / POINT_SCALE
+        num[12 + r] = i4[g, PASSES, q] / hn
+    k, phase = sc[CONTRACT, g], sc[PHASE, g]
+    a = void | 1 << (S_TRICK_NO + min(sc[TRICK_NO, g], flags[F_HAND_SIZE] - 1))
+    if k >= 0:
+        a |= 1 << (S_CONTRACT + kint[k, K_NAME])
+    if sc[TRUMP, g] >= 0:
+        a |= 1 << (S_TRUMP + sc[TRUMP, g])
+    if sc[FANTAN_RANK, g] >= 0:
+        a |= 1 << (S_FANTAN_RANK + sc[FANTAN_RANK, g])
+    a |= 1 << (S_DECLARER + ((sc[DECLARER, g] - s) & 3))
+    c = 1 << ((sc[LEADER, g] - s) & 3)
+    if phase != OVER:
+        c |= 1 << (S_TO_MOVE + ((sc[TO_MOVE, g] - s) & 3))
+    c |= 1 << (S_PHASE + phase)
+    c |= dbl << S_DOUBLES
+    c |= _rot4(DONE_ABS[sc[DECLARER, g], sc[DOUBLE_STEP, g]], s) << S_DOUBLED_DONE
+    c |= _rot4(sc[MUST_DOUBLE, g], s) << S_MUST_DOUBLE
+    c |= sc[AVAIL_NAMES, g] << S_AVAILABLE
+    if hb[g]:
+        c |= 1 << S_HEARTS_BROKEN
+    _put(words, U64(a), O_SMALL_A)
+    _put(words, U64(c), O_SMALL_C)
+    _put(words, w[PLAYABLE, g], O_PLAYABLE)
+    _put(words, U64(fin | (flags[F_RULES_WORD] << S_RULES)), O_SMALL_F)
+
+
+@njit(cache=True)
+def _mask_row(low: np.ndarray, high: np.ndarray, g: int, on_move: bool, out: np.ndarray) -> None:
+    """``encode.masks_into`` for one game; a zero row unless ``on_move``."""
+    lo = low[g] if on_move else U0
+    hi = high[g] if on_move else U0
+    for a in range(DECLARE_BASE):
+        out[g, a] = (lo >> U64(a)) & U1
+    for a in range(DECLARE_BASE, NUM_ACTIONS):
+        out[g, a] = (hi >> U64(a - DECLARE_BASE)) & U1
+
+
+@njit(cache=True, parallel=True)
+def observe(st: Blocks, tb: Blocks, seat: np.ndarray, low: np.ndarray, high: np.ndarray, words: np.ndarray,
+            obs: np.ndarray, mask: np.ndarray) -> None:  # fmt: skip
+    """``encode.observe_into`` + ``masks_into``: row g of ``obs`` (float32 [B, OBS_SIZE]) is the observation of
+    ``seat[g]`` (zero if -1), written whole; row g of ``mask`` the legal actions if that seat is on move.
+    ``words`` (uint64 [B, NUM_WORDS]) is scratch, left holding the packed observations."""
+    sc = st[3]
+    for g in prange(seat.shape[0]):
+        s = seat[g]
+        row = obs[g]
+        _pack(st, tb, g, s, words[g], row[NUM_PART : NUM_PART + 16])
+        for i in range(NUM_WORDS - 1):  # the binary entries, 64 per word
+            x = words[g, i]
+            for b in range(64):
+                row[64 * i + b] = np.float32((x >> U64(b)) & U1)
+        x = words[g, NUM_WORDS - 1]
+        for b in range(LAST_WORD_BITS):
+            row[64 * (NUM_WORDS - 1) + b] = np.float32((x >> U64(b)) & U1)
+        for i in range(FILLED, NUM_PART):  # match-only blocks
+            row[i] = 0.0
+        for i in range(NUM_PART + 16, OBS_SIZE):
+            row[i] = 0.0
+        _mask_row(low, high, g, s >= 0 and s == sc[TO_MOVE, g] and sc[PHASE, g] != OVER, mask)
+
+
+@njit(cache=True, parallel=True)
+def observe_packed(st: Blocks, tb: Blocks, seat: np.ndarray, low: np.ndarray, high: np.ndarray, words: np.ndarray,
+                   num: np.ndarray, mask: np.ndarray) -> None:  # fmt: skip
+    """``encode.pack`` + ``masks_into``: ``words`` uint64 [B, NUM_WORDS], ``num`` float32 [B, 16], ``mask``."""
+    for g in prange(seat.shape[0]):
+        s = seat[g]
+        _pack(st, tb, g, s, words[g], num[g])
+        _mask_row(low, high, g, s >= 0, mask)
+
+
+@njit(cache=True, parallel=True)
+def masks(low: np.ndarray, high: np.ndarray, out: np.ndarray) -> None:
+    """``encode.masks_into``."""
+    for g in prange(low.shape[0]):
+        _mask_row(low, high, g, True, out)
+
+
+@njit(cache=True, parallel=True)
+def random_actions(mask: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
+    """``deals.random_actions`` given the uniforms ``u``: the ``floor(u * n)``-th legal action of each row."""
+    for g in prange(mask.shape[0]):
+        n = 0
+        for a in range(mask.shape[1]):
+            n += mask[g, a] != 0
+        pick = np.uint8(u[g] * n)
+        out[g] = 0
+        seen = 0
+        for a in range(mask.shape[1]):
+            if mask[g, a] != 0:
+                if seen == pick:
+                    out[g] = a
+                    break
+                seen += 1
+
+
+class NumbaBackend:
+    """The compiled backend of :class:`~.deals.VectorDeals` (interface: :class:`.backend.NumpyBackend`).
+    ``threads``: threads of the parallel loops (default: numba's, ``NUMBA_NUM_THREADS``, all cores)."""
+
+    name = "numba"
+
+    def __init__(self, t: Tables, batch: int, threads: int | None = None) -> None:
+        import numba
+
+        self.tb = jit_tables(t)
+        self.threads = threads
+        self._set_threads = numba.set_num_threads
+        self._get_threads = numba.get_num_threads
+        self.words = np.zeros((batch, NUM_WORDS), U64)
+        self.done = np.zeros(batch, bool)
+
+    def num_threads(self) -> int:
+        """Threads the kernels run on."""
+        self._threads()
+        return self._get_threads()
+
+    def nbytes(self) -> int:
+        """Bytes of the scratch buffers."""
+        return self.words.nbytes + self.done.nbytes
+
+    def _threads(self) -> None:
+        if self.threads is not None:
+            self._set_threads(self.threads)
+
+    def legal(self, st: State, t: Tables) -> tuple[np.ndarray, np.ndarray]:
+        b = st.phase.shape[0]
+        low, high = np.empty(b, U64), np.empty(b, U64)
+        self._threads()
+        legal_words(st.blocks(), self.tb, low, high)
+        return low, high
+
+    def observe(self, st: State, t: Tables, seat: np.ndarray, low: np.ndarray, high: np.ndarray,
+                obs: np.ndarray, mask: np.ndarray) -> None:  # fmt: skip
+        self._threads()
+        observe(st.blocks(), self.tb, seat, low, high, self.words, obs, mask)
+
+    def observe_packed(self, st: State, t: Tables, seat: np.ndarray, low: np.ndarray, high: np.ndarray,
+                       mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        b = seat.shape[0]
+        words, num = np.empty((b, NUM_WORDS), U64), np.empty((b, 16), np.float32)
+        self._threads()
+        observe_packed(st.blocks(), self.tb, seat, low, high, words, num, mask)
+        return words.view(np.uint8)[:, :PACKED_BYTES], num
+
+    def masks(self, low: np.ndarray, high: np.ndarray, mask: np.ndarray) -> None:
+        self._threads()
+        masks(low, high, mask)
+
+    def apply(self, st: State, t: Tables, low: np.ndarray, high: np.ndarray, actions: np.ndarray) -> np.ndarray | None:
+        self._threads()
+        if apply(st.blocks(), self.tb, low, high, np.ascontiguousarray(actions, I64), self.done):
+            return None
+        return np.flatnonzero(self.done)
