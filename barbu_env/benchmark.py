@@ -15,9 +15,12 @@ chance nodes are not counted) per second:
   no observation tensors), like the engine rows.
 - ``vector-256`` / ``vector-1024`` / ``vector-4096``: ``barbu_env.vector.VectorDeals`` with B games, the 7
   classic contracts spread over the games, classic doubling; each batched step is ``observe()`` (float32
-  observations and masks of every acting seat), a random legal action per game, ``step()``; counts B
-  decisions per step. ``vector-4096-packed``: ``observe_packed()`` instead (the same observations as
-  bits + numeric part, for unpacking on the training device); ``vector-4096-noobs``: masks only.
+  observations and masks of every acting seat), a random legal action per game (``random_actions``),
+  ``step()``; counts B decisions per step. Backend ``auto`` (numba if installed, else numpy), one thread.
+  ``vector-4096-2threads``: the numba backend on 2 threads (``OMP_WAIT_POLICY=passive`` unless set);
+  ``vector-4096-numpy``: the numpy backend. ``vector-4096-packed``: ``observe_packed()`` instead (the same
+  observations as bits + numeric part, for unpacking on the training device); ``vector-4096-noobs``: masks
+  only (both ``auto``, one thread). A note line under each vector row names its backend and threads.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -25,6 +28,7 @@ Rows whose package is missing print "not installed". Speed is only measured here
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 from collections.abc import Callable
@@ -33,7 +37,8 @@ import numpy as np
 
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
 ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "holdem", "shimmy-hearts", "pyspiel-hearts",
-        "vector-256", "vector-1024", "vector-4096", "vector-4096-packed", "vector-4096-noobs")  # fmt: skip
+        "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads", "vector-4096-numpy", "vector-4096-packed",
+        "vector-4096-noobs")  # fmt: skip
 
 
 class NotInstalled(Exception):
@@ -134,14 +139,25 @@ def _pyspiel_hearts(seconds: float) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def _vector(batch: int, observe: str = "float") -> Callable[[float], float]:
+def _vector(batch: int, observe: str = "float", backend: str = "auto", threads: int = 1) -> Callable[[float], float]:
     def run(seconds: float) -> float:
+        # numba's OpenMP workers busy-wait between kernels by default, which stalls on shared cores; read
+        # when the thread pool starts (the first numba row), so set for every vector row
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         from .rules import Rules
         from .vector import VectorDeals, random_actions
+        from .vector.backend import numba_available
 
-        v = VectorDeals(list(CONTRACTS), Rules(), batch=batch, seed=0)
+        if backend == "numba" and not numba_available():
+            raise NotInstalled("numba (pip install barbu_env[fast])")
+        if threads > (os.cpu_count() or 1):
+            raise NotInstalled(f"{threads} threads need {threads} cores, found {os.cpu_count()}")
+        v = VectorDeals(list(CONTRACTS), Rules(), batch=batch, seed=0, backend=backend, threads=threads)
+        name = v.backend.name
         v.reset()
         rng = np.random.default_rng(0)
+        for get_mask in (lambda: v.observe()[1], lambda: v.observe_packed()[2], v.action_masks):
+            v.step(random_actions(get_mask(), rng, name))  # numba: load (or compile) the kernels before timing
         n = 0
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < seconds:
@@ -151,11 +167,14 @@ def _vector(batch: int, observe: str = "float") -> Callable[[float], float]:
                 mask = v.observe_packed()[2]
             else:
                 mask = v.action_masks()
-            v.step(random_actions(mask, rng))
+            v.step(random_actions(mask, rng, name))
             n += batch
         rate = n / (time.perf_counter() - t0)
         size = v.nbytes()
-        print(f"{'':18s} {'':14s}   (bytes per game: state {size['state']}, obs {size['obs']}, mask {size['mask']})")
+        used = v.backend.num_threads()
+        wait = f", OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}" if used > 1 else ""
+        print(f"{'':18s} ({name} backend, {used} thread{'s' if used > 1 else ''}{wait}; bytes per game: "
+              f"state {size['state']}, obs {size['obs']}, mask {size['mask']}, scratch {size['scratch']})")  # fmt: skip
         return rate
 
     return run
@@ -173,6 +192,8 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "vector-256": _vector(256),
     "vector-1024": _vector(1024),
     "vector-4096": _vector(4096),
+    "vector-4096-2threads": _vector(4096, backend="numba", threads=2),
+    "vector-4096-numpy": _vector(4096, backend="numpy"),
     "vector-4096-packed": _vector(4096, observe="packed"),
     "vector-4096-noobs": _vector(4096, observe="none"),
 }
@@ -185,6 +206,8 @@ RATIOS = (
     ("vector-256 / pyspiel-hearts", "vector-256", "pyspiel-hearts", 8.0),
     ("vector-1024 / pyspiel-hearts", "vector-1024", "pyspiel-hearts", 8.0),
     ("vector-4096 / pyspiel-hearts", "vector-4096", "pyspiel-hearts", 8.0),
+    ("vector-4096-2threads / pyspiel", "vector-4096-2threads", "pyspiel-hearts", 8.0),
+    ("vector-4096-numpy / pyspiel", "vector-4096-numpy", "pyspiel-hearts", None),
     ("vector-4096-packed / pyspiel", "vector-4096-packed", "pyspiel-hearts", 8.0),
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
 )

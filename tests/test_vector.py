@@ -188,9 +188,15 @@ def test_numba_not_imported_by_package():
 @needs_numba
 def test_numba_threads():
     """``threads`` sets the numba backend's thread count; results do not depend on it."""
-    one = VectorDeals(SPECS, Rules(), batch=64, seed=5, backend="numba", threads=1)
+    import numba
+
+    many = numba.config.NUMBA_NUM_THREADS
+    one = VectorDeals(SPECS, Rules(), batch=64, seed=5, backend="numba")
     assert one.backend.num_threads() == 1
-    other = VectorDeals(SPECS, Rules(), batch=64, seed=5, backend="numba")
+    other = VectorDeals(SPECS, Rules(), batch=64, seed=5, backend="numba", threads=many)
+    assert other.backend.num_threads() == many
+    with pytest.raises(ValueError, match="exceeds NUMBA_NUM_THREADS"):
+        VectorDeals(SPECS, Rules(), batch=64, backend="numba", threads=many + 1)
     for v in (one, other):
         v.reset()
     rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)

@@ -58,7 +58,7 @@ class NumpyBackend:
 
     name = "numpy"
 
-    def __init__(self, t: Tables, batch: int, threads: int | None = None) -> None:
+    def __init__(self, t: Tables, batch: int, threads: int = 1) -> None:
         del t, batch, threads  # stateless; numpy runs on one thread
 
     def num_threads(self) -> int:
@@ -103,10 +103,11 @@ class NumpyBackend:
         return np.sort(apply(st, t, np.where(live, actions, 0)))
 
 
-def make_backend(name: str, t: Tables, batch: int, threads: int | None = None) -> Backend:
-    """The backend ``name`` (see :data:`BACKENDS`) for ``batch`` games under tables ``t``."""
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"bad threads {threads!r}: expected a positive int or None")
+def make_backend(name: str, t: Tables, batch: int, threads: int = 1) -> Backend:
+    """The backend ``name`` (see :data:`BACKENDS`) for ``batch`` games under tables ``t``; ``threads``: see
+    :class:`~.deals.VectorDeals`."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"bad threads {threads!r}: expected a positive int")
     if resolve(name) == "numba":
         from .jit import NumbaBackend
 
@@ -116,7 +117,7 @@ def make_backend(name: str, t: Tables, batch: int, threads: int | None = None) -
 
 def random_choice(mask: np.ndarray, u: np.ndarray, backend: str = "auto") -> np.ndarray:
     """The ``floor(u[g] * n_g)``-th legal action of row g of an ``int8 [B, A]`` mask (n_g legal actions;
-    0 for rows without any): the same result with either backend."""
+    0 for rows without any): the same result with either backend (numba: one thread)."""
     if resolve(backend) == "numba":
         from .jit import random_actions
 

@@ -42,7 +42,9 @@ class VectorDeals:
 
     ``backend``: ``"numpy"`` (array code, the reference), ``"numba"`` (compiled per-game kernels, several
     times faster; ``pip install barbu_env[fast]``) or ``"auto"`` (numba if installed); both give identical
-    results. ``threads``: threads of the numba backend (default numba's: all cores); numpy ignores it.
+    results. ``threads``: threads of the numba backend's per-game loops (default 1; numpy ignores it). More
+    threads pay only on idle cores: with numba's OpenMP layer on shared cores, set ``OMP_WAIT_POLICY=passive``
+    (busy-waiting workers can otherwise stall each step for a scheduler time slice).
 
     Rewards are raw deal scores (contract + doubling settlement, R8.1), ``float32 [B, 4]`` by absolute
     seat, non-zero only on the step that ends a deal — the AEC env's rewards with ``reward_scale=1``.
@@ -51,7 +53,7 @@ class VectorDeals:
     def __init__(self, contract: str | Sequence[str | None] | None = None, rules: Rules | str | dict | None = None,
                  batch: int = 256, seed: int | None = None, declarer: int | str = "random",
                  boards: tuple[object, Sequence[int]] | None = None, auto_reset: bool = True,
-                 backend: str = "auto", threads: int | None = None) -> None:  # fmt: skip
+                 backend: str = "auto", threads: int = 1) -> None:  # fmt: skip
         if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
             raise ValueError(f"bad batch {batch!r}: expected a positive int")
         if not (declarer == "random" or (isinstance(declarer, (int, np.integer)) and 0 <= int(declarer) < 4)):

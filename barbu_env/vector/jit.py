@@ -9,8 +9,8 @@ reference ``engine.deal.Deal`` (RULES.md R3-R9); the differential tests run both
 
 Observations are written straight into the ``float32`` rows: the binary entries are packed into 18
 ``uint64`` words per game (as ``encode.pack`` lays them out) and expanded in the same pass, so each row
-is written once (no zero fill, no separate unpack). Games run in parallel (``prange``) on numba's thread
-pool; ``numba.set_num_threads`` (or ``VectorDeals(threads=...)``) sets how many threads.
+is written once (no zero fill, no separate unpack). The per-game loops are ``prange`` loops: they run on
+``VectorDeals(threads=...)`` threads of numba's pool (one by default).
 
 Importing this module imports numba (``pip install barbu_env[fast]``); ``barbu_env.vector`` does so only
 when the backend is chosen. Kernels are compiled on first use and cached on disk (``cache=True``).
@@ -615,7 +615,7 @@ def masks(low: np.ndarray, high: np.ndarray, out: np.ndarray) -> None:
         _mask_row(low, high, g, True, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def random_actions(mask: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
     """``deals.random_actions`` given the uniforms ``u``: the ``floor(u * n)``-th legal action of each row."""
     for g in prange(mask.shape[0]):
@@ -635,32 +635,31 @@ def random_actions(mask: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
 
 class NumbaBackend:
     """The compiled backend of :class:`~.deals.VectorDeals` (interface: :class:`.backend.NumpyBackend`).
-    ``threads``: threads of the parallel loops (default: numba's, ``NUMBA_NUM_THREADS``, all cores)."""
+    ``threads``: threads of the parallel loops, set before each kernel call (at most ``NUMBA_NUM_THREADS``)."""
 
     name = "numba"
 
-    def __init__(self, t: Tables, batch: int, threads: int | None = None) -> None:
+    def __init__(self, t: Tables, batch: int, threads: int = 1) -> None:
         import numba
 
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            raise ValueError(f"threads={threads} exceeds NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS}")
         self.tb = jit_tables(t)
-        self.threads = threads
+        self.threads = int(threads)
         self._set_threads = numba.set_num_threads
-        self._get_threads = numba.get_num_threads
         self.words = np.zeros((batch, NUM_WORDS), U64)
         self.done = np.zeros(batch, bool)
 
     def num_threads(self) -> int:
         """Threads the kernels run on."""
-        self._threads()
-        return self._get_threads()
+        return self.threads
 
     def nbytes(self) -> int:
         """Bytes of the scratch buffers."""
         return self.words.nbytes + self.done.nbytes
 
     def _threads(self) -> None:
-        if self.threads is not None:
-            self._set_threads(self.threads)
+        self._set_threads(self.threads)
 
     def legal(self, st: State, t: Tables) -> tuple[np.ndarray, np.ndarray]:
         b = st.phase.shape[0]
