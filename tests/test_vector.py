@@ -11,6 +11,7 @@ same trajectories, observations, masks and rewards from the same seed.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -25,6 +26,9 @@ from barbu_env.rules import Rules, load_rules
 from barbu_env.vector import VectorDeals, random_actions, unpack_observations
 from barbu_env.vector.backend import numba_available
 
+# numba's OpenMP workers (test_numba_threads) busy-wait by default, which stalls on shared CI cores; read
+# when numba starts its thread pool, i.e. at the first parallel kernel of this process
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed (pip install barbu_env[fast])")
 #: Every test taking ``backend`` runs once per backend.
 BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
@@ -199,12 +203,15 @@ def test_numba_threads():
         VectorDeals(SPECS, Rules(), batch=64, backend="numba", threads=many + 1)
     for v in (one, other):
         v.reset()
-    rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
-    for _ in range(60):
-        obs, mask, _ = one.observe()
-        np.testing.assert_array_equal(obs, other.observe()[0])
-        one.step(random_actions(mask, rng_a))
-        other.step(random_actions(mask, rng_b))
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        for x, y in zip(one.observe(), other.observe()):
+            np.testing.assert_array_equal(x, y)
+        actions = random_actions(one.mask, rng)
+        for x, y in zip(one.step(actions), other.step(actions)):
+            np.testing.assert_array_equal(x, y)
+    for x, y in zip(one.state.blocks(), other.state.blocks()):
+        np.testing.assert_array_equal(x, y)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
