@@ -617,20 +617,20 @@ def masks(low: np.ndarray, high: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def random_actions(mask: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
-    """``deals.random_actions`` given the uniforms ``u``: the ``floor(u * n)``-th legal action of each row."""
-    for g in prange(mask.shape[0]):
+    """``backend.random_choice`` given the uniforms ``u``, as numpy computes it: with ``n`` the row's sum and
+    ``pick = uint8(u * n)``, the first action whose running sum exceeds ``pick`` (0 if none)."""
+    for g in range(mask.shape[0]):
         n = 0
-        for a in range(mask.shape[1]):
-            n += mask[g, a] != 0
+        for a in range(mask.shape[1]):  # vectorised
+            n += mask[g, a]
         pick = np.uint8(u[g] * n)
         out[g] = 0
-        seen = 0
+        run = 0
         for a in range(mask.shape[1]):
-            if mask[g, a] != 0:
-                if seen == pick:
-                    out[g] = a
-                    break
-                seen += 1
+            run += mask[g, a]
+            if run > pick:
+                out[g] = a
+                break
 
 
 class NumbaBackend:
