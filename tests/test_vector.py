@@ -279,6 +279,8 @@ def test_errors(backend):
     np.testing.assert_array_equal(v.state.hands, hands)  # nothing moved
     with pytest.raises(ValueError, match="do not deal"):
         v.reset_games([0], hands=np.zeros((1, 4), np.uint64))
+    with pytest.raises(ValueError, match="bad seats"):
+        v.observe(np.array([0, 4]))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

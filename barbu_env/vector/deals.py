@@ -242,11 +242,18 @@ class VectorDeals:
 
     def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(obs float32 [B, OBS_SIZE], mask int8 [B, 87], seat int64 [B])`` for the seat on move of each
-        game (or for ``seats``; masks are then zero for seats not on move, as in the AEC env). The arrays
+        game (or for ``seats``, a seat 0..3 or -1 (none) per game; masks are then zero for seats not on move,
+        as in the AEC env). The arrays
         are buffers reused by the next call: copy what you keep."""
         self._need_start()
         seat = self.seat
-        obs_seat = seat if seats is None else np.where(seat >= 0, np.asarray(seats, np.int64), -1)
+        if seats is None:
+            obs_seat = seat
+        else:
+            want = np.broadcast_to(np.asarray(seats, np.int64).reshape(-1), seat.shape)
+            if ((want < -1) | (want > 3)).any():
+                raise ValueError(f"bad seats {seats!r}: expected seats 0..3 (or -1 for none) per game")
+            obs_seat = np.where(seat >= 0, want, -1)
         low, high = self.legal()
         self.backend.observe(self.state, self.tables, obs_seat, low, high, self.obs, self.mask)
         return self.obs, self.mask, seat
