@@ -20,7 +20,8 @@ chance nodes are not counted) per second:
   ``vector-4096-2threads``: the numba backend on 2 threads (``OMP_WAIT_POLICY=passive`` unless set);
   ``vector-4096-numpy``: the numpy backend. ``vector-4096-packed``: ``observe_packed()`` instead (the same
   observations as bits + numeric part, for unpacking on the training device); ``vector-4096-noobs``: masks
-  only (both ``auto``, one thread). A note line under each vector row names its backend and threads.
+  only (both ``auto``, one thread). Each vector row is preceded by a note line: batch, observation
+  mode, backend, threads, bytes per game.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -173,8 +174,9 @@ def _vector(batch: int, observe: str = "float", backend: str = "auto", threads: 
         size = v.nbytes()
         used = v.backend.num_threads()
         wait = f", OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}" if used > 1 else ""
-        print(f"{'':18s} ({name} backend, {used} thread{'s' if used > 1 else ''}{wait}; bytes per game: "
-              f"state {size['state']}, obs {size['obs']}, mask {size['mask']}, scratch {size['scratch']})")  # fmt: skip
+        print(f"{'':18s} (B={batch}, observe={observe}: {name} backend, {used} thread{'s' if used > 1 else ''}{wait}; "
+              f"bytes per game: state {size['state']}, obs {size['obs']}, mask {size['mask']}, "
+              f"scratch {size['scratch']})")  # fmt: skip
         return rate
 
     return run
