@@ -82,7 +82,6 @@ S_TRICK_NO, S_CONTRACT, S_TRUMP, S_FANTAN_RANK, S_DECLARER = (SH[n] for n in (
     "trick_no", "contract", "trump", "fantan_rank", "declarer"))  # fmt: skip
 S_TO_MOVE, S_PHASE, S_DOUBLES, S_DOUBLED_DONE, S_MUST_DOUBLE, S_AVAILABLE, S_HEARTS_BROKEN, S_RULES = (SH[n] for n in (
     "to_move", "phase", "doubles", "doubled_done", "must_double", "available", "hearts_broken", "rules"))  # fmt: skip
-N_TRICKS_WON, N_CARDS_LEFT, N_POINTS, N_PASSES = NUM_PART, NUM_PART + 4, NUM_PART + 8, NUM_PART + 12
 LAST_WORD_BITS = FILLED - 64 * (NUM_WORDS - 1)
 M1, M2, M4, H01 = U64(0x5555555555555555), U64(0x3333333333333333), U64(0x0F0F0F0F0F0F0F0F), U64(0x0101010101010101)
 
