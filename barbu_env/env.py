@@ -48,10 +48,11 @@ out by :mod:`barbu_env.observation` (``encode``; Barbu King has its own size, ``
 the mask is all zeros for agents not on move and is built from ``Deal.legal_actions()``. Arrays handed
 out are never modified afterwards by the env.
 
-Speed: classic observations are gathered from one :class:`~barbu_env.observation.ObservationState` that is
-brought in step with the engine once per step, rewriting only the entries that changed (each equals
-``encode``); the mask is built once per decision (cached by legal-action set, copies handed out);
-:func:`env`'s wrappers find the AEC attributes in their own dicts (see :func:`env`).
+Speed: the classic observations are the rows of one :class:`~barbu_env.obs_state.SeatObservations`, kept
+in step with the engine by rewriting only the entries that changed (each equals ``encode``; copies are
+handed out); the mask is built once per decision (cached by
+legal-action set, copies handed out); :func:`env`'s wrappers find the AEC attributes in their own dicts
+(see :func:`env`).
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ from .contracts import contract_table
 from .engine.deal import Deal, Phase, deal_hands
 from .engine.infostate import InfoState
 from .engine.match import Match
-from .observation import ObservationState, encode_any, layout
+from .obs_state import SeatObservations
+from .observation import encode_any, layout
 from .render import HAND_CHOICES, render_text
 from .rules import OPTION_NAMES, Rules, load_rules
 
@@ -235,11 +237,10 @@ class raw_env(AECEnv):
         self._rng: np.random.Generator | None = None
         self.match: Match | None = None
         self._deal: Deal | None = None
-        # observations: classic Barbu gathers them from one ObservationState kept in step with the engine;
-        # King encodes each seat (internal arrays, copied when handed out). Both are valid while their
-        # version is the env's (bumped by every step and reset).
-        self._state = None if self._king else ObservationState()
-        self._state_version = -1
+        # observations: classic Barbu keeps the seats' rows of SeatObservations in step with the engine; King
+        # encodes each seat (internal arrays, copied when handed out, valid while their version is the
+        # env's, bumped by every step and reset).
+        self._views = None if self._king else SeatObservations()
         self._obs: list[np.ndarray | None] = [None] * n
         self._obs_version = [-1] * n
         self._version = 0
@@ -317,18 +318,15 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         deal = self.match.deal if self.match is not None else self._deal
-        state = self._state
-        if state is None:  # Barbu King: encoded per seat once per decision, copies handed out
+        views = self._views
+        if views is not None:
+            o = views.observe(deal, seat, self.match)  # a fresh array
+        else:  # Barbu King: encoded per seat once per decision, copies handed out
             o = self._obs[seat]
             if self._obs_version[seat] != self._version:
                 o = self._obs[seat] = encode_any(deal, seat, self.match)
                 self._obs_version[seat] = self._version
             o = o.copy()
-        else:
-            if self._state_version != self._version:
-                state.update(deal, self.match)
-                self._state_version = self._version
-            o = state.gather(seat)  # a fresh array
         if seat == deal.to_move and deal.phase != _OVER and not self._m_terminations.get(agent, True):
             m = self._mask
             if m is None:

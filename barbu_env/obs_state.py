@@ -1,0 +1,619 @@
+"""The four seats' classic observations kept in step with the engine in place (the env's fast path).
+
+:class:`SeatObservations` holds one observation vector per seat (the layout of
+:mod:`barbu_env.observation`, each in its seat's relative frame) as the rows of one ``float32`` array, and
+``observe(deal, seat, match)`` returns a copy of the seat's row once the rows are up to date:
+
+- the cards played since the last update are read from ``Deal.history``; each one is a single numpy
+  assignment through a precomputed index array into all four rows (``played``, ``trick``, ``hand`` or
+  ``unseen``, ``cards_left``);
+- every other block is compared with the copy kept from the last update and only the entries that changed
+  are rewritten: what only a won trick changes (``captured``, ``tricks_won``, ``points``, ``trick_no``,
+  ``leader``) when the trick number, leader or phase changed; what trick play never changes (contract,
+  doubles, Fantan state, rules) outside trick play; ``to_move`` per seat when it looks;
+- ``void`` entries only ever turn on during a deal; the rows of seat ``t`` in suit ``u`` are checked only
+  once no card of ``u`` outside ``t``'s excluded cards is left in ``t``'s hand (no observer can see ``t`` void
+  before: that card is open to everyone else), which holds rarely.
+
+A new deal (or match deal number) is encoded from scratch with :func:`~barbu_env.observation.encode`, and
+so is a deal whose hands no longer match its history. Tests check every row equals ``encode`` whatever the
+order and rate at which the seats look. Classic 4-seat layout only (the env encodes Barbu King per seat
+with ``encode_any``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .cards import SUIT_MASK
+from .engine.deal import Deal, mask_to_list
+from .engine.match import Match
+from .observation import (
+    _CONTRACT_INDEX,
+    AVAILABLE,
+    BLOCKS,
+    CAPTURED,
+    CARDS,
+    CARDS_LEFT,
+    CONTRACT,
+    DOUBLES,
+    EXCLUDED,
+    EXTRA_DEAL,
+    FANTAN_PLAYABLE,
+    FANTAN_RANK,
+    FINISHED,
+    HAND,
+    HEARTS_BROKEN,
+    LEADER,
+    OBS_SIZE,
+    PASSES,
+    PHASE,
+    PLAYED,
+    POINT_SCALE,
+    POINTS,
+    TO_MOVE,
+    TRICK,
+    TRICK_NO,
+    TRICKS_WON,
+    TRUMP,
+    UNSEEN,
+    VOID,
+    double_bits,
+    encode,
+    finished_bits,
+    names_bits,
+    rules_bits,
+    void_bits,
+)
+
+_PLAY = 2
+_OVER = 4
+_SEATS = range(4)
+_BASE = tuple(OBS_SIZE * s for s in _SEATS)  # start of each seat's row in the flat array
+_BIT = tuple(1 << c for c in range(CARDS))
+_SUIT_OF = tuple(c // 13 for c in range(CARDS))
+_SUITS = tuple(tuple(u for u in range(4) if m >> u & 1) for m in range(16))  # the suits of a 4-bit set
+_SEATS_OF = _SUITS  # the seats of a 4-bit set
+_OTHERS = tuple(tuple(s for s in _SEATS if s != t) for t in _SEATS)
+_OFF_ON = np.array([0.0] * 4 + [1.0] * 4, np.float32)  # the values of an index array that moves an entry
+
+
+def _rows(t: int, off: int, width: int = 1) -> list[int]:
+    """Flat index, in each seat's row, of entry ``off`` of relative seat ``(t - s) % 4``'s block row."""
+    return [_BASE[s] + off + width * ((t - s) & 3) for s in _SEATS]
+
+
+def _swap_index(off: int, old: int, new: int) -> list[int]:
+    """Flat indices of a one-hot seat block at ``off`` (``to_move``, ``leader``) that move it from seat ``old``
+    to seat ``new`` in all four rows: ``old``'s entries (to clear) then ``new``'s (to set); -1: none."""
+    return (_rows(old, off) if old >= 0 else []) + (_rows(new, off) if new >= 0 else [])
+
+
+def _card_index(p: int, c: int, trick: bool) -> np.ndarray:
+    """Where card ``c`` played by ``p`` goes in the four rows: ``played`` (and ``trick``), then the owner's
+    ``hand`` or the others' ``unseen`` entry, then ``cards_left`` of ``p`` (see :func:`_card_values`)."""
+    idx = _rows(p, PLAYED + c, CARDS) + (_rows(p, TRICK + c, CARDS) if trick else [])
+    idx += [_BASE[s] + (HAND if s == p else UNSEEN) + c for s in _SEATS]
+    return np.array(idx + _rows(p, CARDS_LEFT), np.intp)
+
+
+#: ``_CARD_INDEX[trick][p][c]``: the entries card ``c`` played by ``p`` sets (Fantan / trick play).
+_CARD_INDEX = tuple(tuple(tuple(_card_index(p, c, t) for c in range(CARDS)) for p in _SEATS) for t in (False, True))
+#: ``_PLAY_CARD[p][c]``: :data:`_CARD_INDEX` ``[True][p][c]``, then ``to_move`` from ``p`` to the next seat.
+_PLAY_CARD = tuple(
+    tuple(np.concatenate((_CARD_INDEX[1][p][c], _swap_index(TO_MOVE, p, (p + 1) & 3))) for c in range(CARDS))
+    for p in _SEATS
+)
+_CARD_VALUES: dict[tuple[int, float], tuple[np.ndarray, ...]] = {}
+
+
+def _card_values(trick: int, nt: float) -> tuple[np.ndarray, ...]:
+    """``[k]``: the values of :func:`_card_index`'s entries once the player has ``k`` cards left (``trick``:
+    0 Fantan, 1 trick play, 2 :data:`_PLAY_CARD`)."""
+    key = (trick, nt)
+    if key not in _CARD_VALUES:
+        ones = [1.0] * (4 if trick == 0 else 8) + [0.0] * 4
+        more = [0.0] * 4 + [1.0] * 4 if trick == 2 else []
+        _CARD_VALUES[key] = tuple(np.array(ones + [k / nt] * 4 + more, np.float32) for k in range(CARDS + 1))
+    return _CARD_VALUES[key]
+
+
+#: ``_CARD_ROWS[off][t][c]``: entry ``c`` of seat ``t``'s row of the block at ``off``, in all four rows.
+_CARD_ROWS = {
+    off: tuple(tuple(np.array(_rows(t, off + c, CARDS), np.intp) for c in range(CARDS)) for t in _SEATS)
+    for off in (TRICK, CAPTURED)
+}
+#: ``_TO_CAPTURED[p][w][c]``: card ``c`` of ``p`` leaves the ``trick`` rows for ``w``'s ``captured`` rows.
+_TO_CAPTURED = tuple(
+    tuple(
+        tuple(np.concatenate((_CARD_ROWS[TRICK][p][c], _CARD_ROWS[CAPTURED][w][c])) for c in range(CARDS))
+        for w in _SEATS
+    )
+    for p in _SEATS
+)
+#: ``_SUIT_ROWS[t][u]``: the 13 ``excluded`` entries of seat ``t``'s suit ``u`` in all four rows (seat by seat).
+_SUIT_ROWS = tuple(
+    tuple(np.array([i + k for i in _rows(t, EXCLUDED + 13 * u, CARDS) for k in range(13)], np.intp) for u in range(4))
+    for t in _SEATS
+)
+_SUIT_PATTERNS: dict[int, np.ndarray] = {}  # 13-bit rank mask -> its 13 entries, four times
+
+
+def _suit_pattern(m: int) -> np.ndarray:
+    p = _SUIT_PATTERNS.get(m)
+    if p is None:
+        p = _SUIT_PATTERNS[m] = np.array([m >> k & 1 for k in range(13)] * 4, np.float32)
+    return p
+
+
+#: ``_SEAT_ROWS[off][t]``: entry ``off`` of relative seat ``(t - s) % 4`` in each row ``s`` (one-entry rows).
+_SEAT_ROWS = {off: tuple(np.array(_rows(t, off), np.intp) for t in _SEATS) for off in (TRICKS_WON, POINTS)}
+_SWAPS: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _swap(off: int, old: int, new: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index and values that move the one-hot seat block at ``off`` (``to_move``, ``leader``) from seat ``old``
+    to seat ``new`` in all four rows (-1: none)."""
+    key = (off, old, new)
+    hit = _SWAPS.get(key)
+    if hit is None:
+        idx = _swap_index(off, old, new)
+        vals = [0.0] * (4 if old >= 0 else 0) + [1.0] * (4 if new >= 0 else 0)
+        hit = _SWAPS[key] = (np.array(idx, np.intp), np.array(vals, np.float32))
+    return hit
+
+
+_TRICK_ENDS: dict[tuple[float, int, int, int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _trick_end(nt: float, i: int, leader: int, w: int, won: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index and values of trick ``i`` (led by ``leader``) won by ``w``, its ``won``-th trick: ``trick_no``
+    moves to ``i + 1``, ``leader`` and ``to_move`` (back to the leader) to ``w``, ``tricks_won`` of ``w``
+    becomes ``won / nt``."""
+    key = (nt, i, leader, w, won)
+    hit = _TRICK_ENDS.get(key)
+    if hit is None:
+        idx = [b + TRICK_NO + i for b in _BASE] + [b + TRICK_NO + i + 1 for b in _BASE] + _rows(w, TRICKS_WON)
+        vals = [0.0] * 4 + [1.0] * 4 + [won / nt] * 4
+        if leader != w:
+            idx += _swap_index(LEADER, leader, w) + _swap_index(TO_MOVE, leader, w)
+            vals += [0.0] * 4 + [1.0] * 4 + [0.0] * 4 + [1.0] * 4
+        hit = _TRICK_ENDS[key] = (np.array(idx, np.intp), np.array(vals, np.float32))
+    return hit
+
+
+#: ``_VOID_AT[t][u][s]``: the ``void`` bit (of observer ``s``'s 16) and flat index of seat ``t``'s suit ``u``.
+_VOID_AT = tuple(
+    tuple(
+        tuple((1 << (4 * ((t - s) & 3) + u), _BASE[s] + VOID + 4 * ((t - s) & 3) + u) for s in _SEATS) for u in range(4)
+    )
+    for t in _SEATS
+)
+
+
+def _rotation(seat: int) -> np.ndarray:
+    """Index into seat 0's observation of each entry of ``seat``'s (``hand``, ``unseen``, ``void``: seat 0's)."""
+    g = np.arange(OBS_SIZE, dtype=np.intp)
+    for name, (off, size) in BLOCKS.items():
+        if name in ("doubles", "outstanding", "finished"):  # [r][t]: rows, and columns but for places
+            for r in _SEATS:
+                for t in _SEATS:
+                    g[off + 4 * r + t] = off + 4 * ((seat + r) & 3) + ((seat + t) & 3 if name != "finished" else t)
+        elif name in _SEAT_BLOCKS:
+            w = size // 4
+            for r in _SEATS:
+                a = off + w * ((seat + r) & 3)
+                g[off + w * r : off + w * (r + 1)] = np.arange(a, a + w)
+    return g
+
+
+#: Blocks of 4 rows, one per relative seat (``void`` is not a rotation: each seat's own).
+_SEAT_BLOCKS = ("played", "trick", "captured", "excluded", "declarer", "leader", "to_move", "doubled_done",
+                "must_double", "remaining", "tricks_won", "cards_left", "points", "passes", "totals",
+                "deals_left")  # fmt: skip
+_ROTATIONS = tuple(_rotation(s) for s in _SEATS)
+
+
+def _flip(b: memoryview, off: int, diff: int, new: int) -> None:
+    """Entries ``off + i`` for each bit i of ``diff``: set to bit i of ``new``."""
+    while diff:
+        low = diff & -diff
+        b[off + low.bit_length() - 1] = 1.0 if new & low else 0.0
+        diff ^= low
+
+
+def _flip4(b: memoryview, off: int, diff: int, new: int) -> None:
+    """:func:`_flip` of the same entries in all four rows (blocks that are not seat-relative)."""
+    for base in _BASE:
+        _flip(b, base + off, diff, new)
+
+
+def _contract_bits(deal: Deal) -> int:
+    """The ``contract``, ``extra_deal``, ``trump`` and ``fantan_rank`` entries, as bits of an int."""
+    c = deal.contract
+    if c is None:
+        return 0
+    i = _CONTRACT_INDEX.get(c.name, -1)
+    x = 1 << (CONTRACT + i if i >= 0 else EXTRA_DEAL)
+    if deal.trump >= 0:
+        x |= 1 << (TRUMP + deal.trump)
+    if deal.fantan_rank >= 0:
+        x |= 1 << (FANTAN_RANK + deal.fantan_rank)
+    return x
+
+
+class SeatObservations:
+    """The classic observations of the four seats, updated in place from the engine (see the module
+    docstring). ``observe(deal, seat, match)`` returns a new array equal to ``encode(deal, seat, match)``."""
+
+    __slots__ = (
+        "available",
+        "captured",
+        "cbits",
+        "contract",
+        "dbits",
+        "deal",
+        "deal_no",
+        "double_step",
+        "doubles",
+        "excluded",
+        "fantan_rank",
+        "finished",
+        "flat",
+        "hands",
+        "hearts_broken",
+        "hlen",
+        "leader",
+        "match",
+        "move",
+        "must_double",
+        "mv",
+        "nt",
+        "owner",
+        "passes",
+        "phase",
+        "playable",
+        "points",
+        "rem",
+        "rows",
+        "rules",
+        "state",
+        "trick_i",
+        "trick_no",
+        "tricks_won",
+        "trump",
+        "tvoid",
+        "values",
+        "void",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.state = np.zeros((4, OBS_SIZE), np.float32)
+        self._views()
+        self.deal: Deal | None = None
+        self.match: Match | None = None
+
+    def _views(self) -> None:
+        self.flat = self.state.reshape(-1)
+        self.rows = tuple(self.state)
+        self.mv = memoryview(self.flat)  # scalar writes through a memoryview cost about half numpy's
+
+    def __getstate__(self) -> dict[str, Any]:  # views (a memoryview above all) are neither pickled nor copied
+        skip = ("flat", "rows", "mv")
+        return {k: getattr(self, k) for k in self.__slots__ if k not in skip and hasattr(self, k)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+        self._views()
+
+    def observe(self, deal: Deal, seat: int, match: Match | None = None) -> np.ndarray:
+        """The observation of ``seat`` in ``deal`` (the current deal of ``match``), a new array."""
+        if deal is not self.deal or match is not self.match or (match is not None and match.deal_no != self.deal_no):
+            self._full(deal, match)
+        elif len(deal.history) != self.hlen or deal.phase != self.phase:
+            if deal.phase == _PLAY == self.phase and len(deal.history) == self.hlen + 1:
+                self._play(deal)  # the usual step: one card played in trick play
+            else:
+                self._sync(deal)
+        return self.rows[seat].copy()
+
+    def _play(self, deal: Deal) -> None:
+        """One card played in trick play since the last update (:meth:`_sync`'s common case)."""
+        p, c = deal.history[-1]
+        h = deal.hands[p]
+        if c >= CARDS or self.hands[p] ^ _BIT[c] != h:
+            self._sync(deal)
+            return
+        self.hlen += 1
+        self.hands[p] = h
+        self.rem ^= _BIT[c]
+        flat = self.flat
+        flat[_PLAY_CARD[p][c]] = self.values[h.bit_count()]  # one numpy call writes all four rows
+        self.move = (p + 1) & 3
+        u = _SUIT_OF[c]
+        x = h & SUIT_MASK[u]
+        if not x & ~self.excluded[p]:  # rare: p may now be seen void in u
+            self._own_void(p, u, x)
+        if deal.trick_no != self.trick_no:
+            self._won(deal)
+        m = deal.to_move
+        if m != self.move:
+            idx, vals = _swap(TO_MOVE, self.move, m)
+            flat[idx] = vals
+            self.move = m
+        if deal.excluded != self.excluded:
+            self._sync_void(self._sync_excluded(deal) | 1 << u, deal.hands)
+        elif self.tvoid[u]:  # _sync_void's loop for suit u, inlined: it seldom finds anything
+            hands, ex, left_u = deal.hands, self.excluded, self.rem & SUIT_MASK[u]
+            for t in _SEATS_OF[self.tvoid[u]]:
+                left = left_u & ~ex[t]
+                if not left or not left & ~hands[self.owner[(left & -left).bit_length() - 1]]:
+                    self._sync_void(1 << u, hands)
+                    break
+        if deal.hearts_broken != self.hearts_broken:
+            self.hearts_broken = deal.hearts_broken
+            _flip4(self.mv, HEARTS_BROKEN, 1, int(deal.hearts_broken))
+
+    def _own_void(self, p: int, u: int, held: int) -> None:
+        """Seat ``p`` holds no card of suit ``u`` but excluded ones (``held``): watch its rows in ``u``, and its
+        own row is void once it holds none."""
+        self.tvoid[u] |= 1 << p
+        bit, i = _VOID_AT[p][u][p]
+        if not held and not self.void[p] & bit:
+            self.void[p] |= bit
+            self.mv[i] = 1.0
+
+    def _won(self, deal: Deal) -> None:
+        """The trick in progress at the last update was won: its cards move to the winner's ``captured``."""
+        leader, trick, w = deal.last_trick
+        if deal.trick_no != self.trick_no + 1 or leader != self.leader:
+            self._sync_tricks(deal)
+            return
+        flat = self.flat
+        for k, c in enumerate(trick):
+            flat[_TO_CAPTURED[(leader + k) & 3][w][c]] = _OFF_ON
+        self.captured = deal.captured[:]
+        tw = deal.tricks_won
+        key = (self.nt, self.trick_no, leader, w, tw[w])
+        idx, vals = _TRICK_ENDS.get(key) or _trick_end(*key)
+        flat[idx] = vals
+        self.trick_no = self.trick_i = deal.trick_no
+        self.leader = self.move = w
+        self.tricks_won = tw[:]
+        if deal.points != self.points:
+            self._sync_points(deal.points)
+
+    def _sync(self, deal: Deal) -> None:
+        """Bring every row in step with ``deal`` (any change since the last update)."""
+        hist = deal.history
+        n = len(hist)
+        touched = 0  # suits whose void entries may have changed
+        if n != self.hlen:
+            flat, hands, ex, tvoid = self.flat, deal.hands, self.excluded, self.tvoid
+            trick = deal.fantan_rank < 0
+            where = _CARD_INDEX[trick]
+            values = _card_values(int(trick), self.nt)
+            mine, rem = self.hands, self.rem
+            for p, c in hist[self.hlen :]:
+                if c < CARDS:  # card c went from p's hand to the table (other entries: see _sync_phase)
+                    h = hands[p]
+                    flat[where[p][c]] = values[h.bit_count()]
+                    mine[p] ^= _BIT[c]
+                    rem ^= _BIT[c]
+                    u = _SUIT_OF[c]
+                    x = h & SUIT_MASK[u]
+                    if not x & ~ex[p]:
+                        self._own_void(p, u, x)
+                    if tvoid[u]:
+                        touched |= 1 << u
+            self.hlen, self.rem = n, rem
+            if mine != hands:  # the hands changed otherwise than by the history: start over
+                self._full(deal, self.match)
+                return
+        phase = deal.phase
+        was = self.phase
+        if phase != was:
+            _flip4(self.mv, PHASE, 1 << was | 1 << phase, 1 << phase)
+            self.phase = phase
+        if deal.trick_no != self.trick_no or deal.leader != self.leader or phase != was:
+            self._sync_tricks(deal)
+        m = -1 if phase == _OVER else deal.to_move
+        if m != self.move:
+            idx, vals = _swap(TO_MOVE, self.move, m)
+            self.flat[idx] = vals
+            self.move = m
+        if deal.excluded != self.excluded:
+            touched |= self._sync_excluded(deal)
+        if touched:
+            self._sync_void(touched, deal.hands)
+        if deal.hearts_broken != self.hearts_broken:
+            self.hearts_broken = deal.hearts_broken
+            _flip4(self.mv, HEARTS_BROKEN, 1, int(deal.hearts_broken))
+        if was != _PLAY or phase != _PLAY:  # trick play (R4, R5) changes none of these
+            self._sync_phase(deal)
+
+    def _sync_tricks(self, deal: Deal) -> None:
+        """``trick`` (rewritten), ``trick_no``, ``leader``, ``captured``, ``tricks_won``, ``points``."""
+        flat = self.flat
+        self.trick_no = deal.trick_no
+        i = min(deal.trick_no, deal.num_tricks - 1)
+        if i != self.trick_i:
+            _flip4(self.mv, TRICK_NO, 1 << i | 1 << self.trick_i, 1 << i)
+            self.trick_i = i
+        self.state[:, TRICK : TRICK + 4 * CARDS] = 0.0
+        leader = deal.leader
+        rows = _CARD_ROWS[TRICK]
+        for k, c in enumerate(deal.trick):
+            flat[rows[(leader + k) & 3][c]] = 1.0
+        if leader != self.leader:
+            idx, vals = _swap(LEADER, self.leader, leader)
+            flat[idx] = vals
+            self.leader = leader
+        cap, old = deal.captured, self.captured
+        if cap != old:
+            rows = _CARD_ROWS[CAPTURED]
+            for t in _SEATS:
+                d = cap[t] ^ old[t]
+                while d:
+                    low = d & -d
+                    flat[rows[t][low.bit_length() - 1]] = 1.0 if cap[t] & low else 0.0
+                    d ^= low
+            self.captured = cap[:]
+        tw, old = deal.tricks_won, self.tricks_won
+        if tw != old:
+            for t in _SEATS:
+                if tw[t] != old[t]:
+                    flat[_SEAT_ROWS[TRICKS_WON][t]] = tw[t] / self.nt
+            self.tricks_won = tw[:]
+        if deal.points != self.points:
+            self._sync_points(deal.points)
+
+    def _sync_points(self, pts: list[int]) -> None:
+        old = self.points
+        for t in _SEATS:
+            if pts[t] != old[t]:
+                self.flat[_SEAT_ROWS[POINTS][t]] = pts[t] / POINT_SCALE
+        self.points = pts[:]
+
+    def _sync_excluded(self, deal: Deal) -> int:
+        """The ``excluded`` rows (a suit at a time); returns the suits that changed."""
+        ex, old, hands, tvoid = deal.excluded, self.excluded, deal.hands, self.tvoid
+        suits = 0
+        for t in _SEATS:
+            if ex[t] != old[t]:
+                d = ex[t] ^ old[t]
+                for u in range(4):
+                    sm = SUIT_MASK[u]
+                    if d & sm:
+                        self.flat[_SUIT_ROWS[t][u]] = _suit_pattern((ex[t] & sm) >> (13 * u))
+                        suits |= 1 << u
+                        if not hands[t] & sm & ~ex[t]:
+                            tvoid[u] |= 1 << t
+        self.excluded = ex[:]
+        return suits
+
+    def _sync_void(self, touched: int, hands: list[int]) -> None:
+        """The ``void`` entries of the other seats' rows of the watched seats ``t`` in the suits in ``touched`` (as
+        ``void_bits``): observer ``s`` sees ``t`` void in ``u`` when the unplayed cards of ``u`` not excluded for
+        ``t`` (none of them ``t``'s) are all in ``s``'s hand."""
+        rem, ex, void, tvoid, b = self.rem, self.excluded, self.void, self.tvoid, self.mv
+        for u in _SUITS[touched]:
+            left_u = rem & SUIT_MASK[u]
+            for t in _SEATS_OF[tvoid[u]]:
+                left = left_u & ~ex[t]
+                if left:  # hands are disjoint: only the holder of one of these cards may hold them all
+                    s = self.owner[(left & -left).bit_length() - 1]
+                    if left & ~hands[s]:
+                        continue
+                    seers: tuple[int, ...] = (s,)
+                else:  # every other row of t in u is void for good: stop watching
+                    seers = _OTHERS[t]
+                    tvoid[u] ^= 1 << t
+                at = _VOID_AT[t][u]
+                for s in seers:
+                    bit, i = at[s]
+                    if not void[s] & bit:
+                        void[s] |= bit
+                        b[i] = 1.0
+
+    def _sync_phase(self, deal: Deal) -> None:
+        """What changes only outside trick play: contract, doubling, ``available``, Fantan, rules."""
+        b = self.mv
+        if deal.contract is not self.contract or deal.trump != self.trump or deal.fantan_rank != self.fantan_rank:
+            x = _contract_bits(deal)
+            _flip4(b, 0, x ^ self.cbits, x)
+            self.cbits = x
+            self.contract, self.trump, self.fantan_rank = deal.contract, deal.trump, deal.fantan_rank
+        if deal.doubles != self.doubles or deal.double_step != self.double_step or deal.must_double != self.must_double:
+            for s, base in enumerate(_BASE):
+                x = double_bits(deal, s)
+                _flip(b, base + DOUBLES, x ^ self.dbits[s], x)
+                self.dbits[s] = x
+            self.doubles = deal.doubles[:]
+            self.double_step = deal.double_step
+            self.must_double = deal.must_double
+        if deal.available is not self.available:
+            x = names_bits(tuple(self.available))
+            y = names_bits(tuple(deal.available))
+            _flip4(b, AVAILABLE, x ^ y, y)
+            self.available = deal.available
+        if deal.playable != self.playable:
+            _flip4(b, FANTAN_PLAYABLE, deal.playable ^ self.playable, deal.playable)
+            self.playable = deal.playable
+        if deal.finished != self.finished:
+            for s, base in enumerate(_BASE):
+                x = finished_bits(self.finished, s)
+                y = finished_bits(deal.finished, s)
+                _flip(b, base + FINISHED, x ^ y, y)
+            self.finished = deal.finished[:]
+        if deal.rules is not self.rules:
+            x = rules_bits(self.rules)
+            y = rules_bits(deal.rules)
+            _flip4(b, 0, x ^ y, y)
+            self.rules = deal.rules
+        ps = deal.passes
+        if ps != self.passes:
+            nt = self.nt
+            for s, base in enumerate(_BASE):
+                for t in _SEATS:
+                    b[base + PASSES + ((t - s) & 3)] = ps[t] / nt
+            self.passes = ps[:]
+
+    def _full(self, deal: Deal, match: Match | None) -> None:
+        """Every row from scratch (seat 0's encoded, the others rotated from it but for their own ``hand``,
+        ``unseen`` and ``void``), and the copies the next updates compare with."""
+        if deal.rules.king:
+            raise ValueError("SeatObservations holds the classic layout: use encode_any for Barbu King")
+        rows, hands = self.rows, deal.hands
+        encode(deal, 0, match, rows[0])
+        for s in 1, 2, 3:
+            rows[0].take(_ROTATIONS[s], out=rows[s])
+        rem = deal.deck & ~deal.played
+        x = 0
+        for s in 1, 2, 3:
+            x |= (hands[s] | (rem & ~hands[s]) << CARDS) << (2 * CARDS * (s - 1))
+        own = np.unpackbits(np.frombuffer(x.to_bytes(39, "little"), np.uint8), bitorder="little").reshape(3, -1)
+        self.state[1:, HAND : HAND + CARDS] = own[:, :CARDS]
+        self.state[1:, UNSEEN : UNSEEN + CARDS] = own[:, CARDS:]
+        self.void = [void_bits(deal, s) for s in _SEATS]
+        for s in 1, 2, 3:
+            _flip(self.mv, _BASE[s] + VOID, self.void[0] ^ self.void[s], self.void[s])
+        self.deal, self.match = deal, match
+        self.deal_no = match.deal_no if match is not None else 0
+        self.hlen = len(deal.history)
+        self.hands = hands[:]
+        self.rem = rem
+        self.phase = deal.phase
+        self.move = -1 if deal.phase == _OVER else deal.to_move
+        self.trick_no = deal.trick_no
+        self.trick_i = min(deal.trick_no, deal.num_tricks - 1)
+        self.leader = deal.leader
+        self.captured = deal.captured[:]
+        self.tricks_won = deal.tricks_won[:]
+        self.points = deal.points[:]
+        self.excluded = ex = deal.excluded[:]
+        self.tvoid = [sum(1 << t for t in _SEATS if not hands[t] & sm & ~ex[t]) for sm in SUIT_MASK]
+        self.hearts_broken = deal.hearts_broken
+        self.contract, self.trump, self.fantan_rank = deal.contract, deal.trump, deal.fantan_rank
+        self.cbits = _contract_bits(deal)
+        self.doubles = deal.doubles[:]
+        self.double_step = deal.double_step
+        self.must_double = deal.must_double
+        self.dbits = [double_bits(deal, s) for s in _SEATS]
+        self.available = deal.available
+        self.playable = deal.playable
+        self.finished = deal.finished[:]
+        self.rules = deal.rules
+        self.passes = deal.passes[:]
+        self.nt = float(deal.num_tricks)
+        self.values = _card_values(2, self.nt)
+        self.owner = [0] * CARDS  # who was dealt each card (cards only ever leave a hand for the table)
+        for s in _SEATS:
+            for c in mask_to_list(deal.hands[s] | deal.played_by[s]):
+                self.owner[c] = s
+
+
+__all__ = ["SeatObservations"]
