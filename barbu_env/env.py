@@ -93,6 +93,7 @@ _DECLARE = int(Phase.DECLARE)
 #: mask (an int: its bits are exactly the legal actions), otherwise the tuple of legal actions.
 _MASKS: dict[int | tuple[int, ...], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
+_NO_MASK = np.zeros(NUM_ACTIONS, np.int8)  # the mask of agents not on move (copied: a copy is cheaper than zeros)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -332,7 +333,7 @@ class raw_env(AECEnv):
             if m is None:
                 m = self._mask = self._build_mask(deal)
             return {"observation": o, "action_mask": m.copy()}  # the cached mask is never handed out
-        return {"observation": o, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+        return {"observation": o, "action_mask": _NO_MASK.copy()}
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last`` without the property lookups (observation, cumulative reward, terminated,
@@ -374,9 +375,11 @@ class raw_env(AECEnv):
         self._version += 1  # every cached observation is stale
         self._mask = None
         deal = self.match.deal if self.match is not None else self._deal
-        cur = -1 if deal.phase == _OVER else deal.to_move
-        if cur >= 0:
-            self.agent_selection = self._agent_names[cur]
+        if deal.phase != _OVER:
+            if self._mirrors:
+                self.agent_selection = self._agent_names[deal.to_move]
+            else:  # nothing to mirror into: the property's setter (a Python call) is not needed
+                self.__dict__["_m_agent_selection"] = self._agent_names[deal.to_move]
         elif not hasattr(self, "agent_selection") or self.agent_selection not in self.agents:
             self.agent_selection = self._agent_names[0]
 

@@ -27,8 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from .actions import DOUBLE_BASE
 from .cards import SUIT_MASK
 from .engine.deal import Deal, mask_to_list
+from .engine.doubling import doubling_order
 from .engine.match import Match
 from .observation import (
     _CONTRACT_INDEX,
@@ -38,6 +40,7 @@ from .observation import (
     CARDS,
     CARDS_LEFT,
     CONTRACT,
+    DOUBLED_DONE,
     DOUBLES,
     EXCLUDED,
     EXTRA_DEAL,
@@ -47,6 +50,7 @@ from .observation import (
     HAND,
     HEARTS_BROKEN,
     LEADER,
+    MUST_DOUBLE,
     OBS_SIZE,
     PASSES,
     PHASE,
@@ -60,7 +64,6 @@ from .observation import (
     TRUMP,
     UNSEEN,
     VOID,
-    double_bits,
     encode,
     finished_bits,
     names_bits,
@@ -68,7 +71,9 @@ from .observation import (
     void_bits,
 )
 
+_DOUBLE = 1
 _PLAY = 2
+_FANTAN = 3
 _OVER = 4
 _SEATS = range(4)
 _BASE = tuple(OBS_SIZE * s for s in _SEATS)  # start of each seat's row in the flat array
@@ -193,6 +198,28 @@ _VOID_AT = tuple(
 )
 
 
+def _double_bits(deal: Deal) -> int:
+    """``doubles`` (bit ``4 s + t``: ``s`` doubled ``t``), ``doubled_done`` (bit ``16 + s``) and ``must_double``
+    (bit ``20 + s``) of absolute seats, as one int."""
+    d = deal.doubles
+    x = (d[0] & 15) | (d[1] & 15) << 4 | (d[2] & 15) << 8 | (d[3] & 15) << 12 | (deal.must_double & 15) << 20
+    for s in doubling_order(deal.declarer)[: deal.double_step]:
+        x |= 1 << (16 + s)
+    return x
+
+
+#: ``_DOUBLE_AT[b]``: the entry of bit ``b`` of :func:`_double_bits` in each row (rows and columns relative).
+_DOUBLE_AT = tuple(
+    np.array(
+        [_BASE[o] + DOUBLES + 4 * ((b // 4 - o) & 3) + ((b % 4 - o) & 3) for o in _SEATS]
+        if b < 16
+        else _rows(b & 3, DOUBLED_DONE if b < 20 else MUST_DOUBLE),
+        np.intp,
+    )
+    for b in range(24)
+)
+
+
 def _rotation(seat: int) -> np.ndarray:
     """Index into seat 0's observation of each entry of ``seat``'s (``hand``, ``unseen``, ``void``: seat 0's)."""
     g = np.arange(OBS_SIZE, dtype=np.intp)
@@ -248,46 +275,11 @@ class SeatObservations:
     """The classic observations of the four seats, updated in place from the engine (see the module
     docstring). ``observe(deal, seat, match)`` returns a new array equal to ``encode(deal, seat, match)``."""
 
-    __slots__ = (
-        "available",
-        "captured",
-        "cbits",
-        "contract",
-        "dbits",
-        "deal",
-        "deal_no",
-        "double_step",
-        "doubles",
-        "excluded",
-        "fantan_rank",
-        "finished",
-        "flat",
-        "hands",
-        "hearts_broken",
-        "hlen",
-        "leader",
-        "match",
-        "move",
-        "must_double",
-        "mv",
-        "nt",
-        "owner",
-        "passes",
-        "phase",
-        "playable",
-        "points",
-        "rem",
-        "rows",
-        "rules",
-        "state",
-        "trick_i",
-        "trick_no",
-        "tricks_won",
-        "trump",
-        "tvoid",
-        "values",
-        "void",
-    )  # fmt: skip
+    __slots__ = ("available", "captured", "cbits", "contract", "dbits", "deal", "deal_no", "double_step",
+                 "doubles", "excluded", "fantan_rank", "fantan_values", "finished", "flat", "hands",
+                 "hearts_broken", "hlen", "leader", "match", "move", "must_double", "mv", "nt", "owner", "passes",
+                 "phase", "playable", "points", "rem", "rows", "rules", "state", "trick_i", "trick_no",
+                 "tricks_won", "trump", "tvoid", "values", "void")  # fmt: skip
 
     def __init__(self) -> None:
         self.state = np.zeros((4, OBS_SIZE), np.float32)
@@ -314,8 +306,15 @@ class SeatObservations:
         if deal is not self.deal or match is not self.match or (match is not None and match.deal_no != self.deal_no):
             self._full(deal, match)
         elif len(deal.history) != self.hlen or deal.phase != self.phase:
-            if deal.phase == _PLAY == self.phase and len(deal.history) == self.hlen + 1:
+            phase = deal.phase
+            if phase != self.phase or len(deal.history) != self.hlen + 1:
+                self._sync(deal)
+            elif phase == _PLAY:
                 self._play(deal)  # the usual step: one card played in trick play
+            elif phase == _FANTAN:
+                self._fantan(deal)
+            elif phase == _DOUBLE and deal.history[-1][1] >= DOUBLE_BASE:
+                self._double(deal)
             else:
                 self._sync(deal)
         return self.rows[seat].copy()
@@ -356,6 +355,62 @@ class SeatObservations:
         if deal.hearts_broken != self.hearts_broken:
             self.hearts_broken = deal.hearts_broken
             _flip4(self.mv, HEARTS_BROKEN, 1, int(deal.hearts_broken))
+
+    def _fantan(self, deal: Deal) -> None:
+        """One card or pass in Fantan since the last update (R7)."""
+        p, c = deal.history[-1]
+        touched = 0
+        if c < CARDS:
+            h = deal.hands[p]
+            if self.hands[p] ^ _BIT[c] != h:
+                self._sync(deal)
+                return
+            self.hands[p] = h
+            self.rem ^= _BIT[c]
+            self.flat[_CARD_INDEX[0][p][c]] = self.fantan_values[h.bit_count()]
+            u = _SUIT_OF[c]
+            x = h & SUIT_MASK[u]
+            if not x & ~self.excluded[p]:
+                self._own_void(p, u, x)
+            if self.tvoid[u]:
+                touched = 1 << u
+        self.hlen += 1
+        m = deal.to_move
+        if m != self.move:
+            idx, vals = _swap(TO_MOVE, self.move, m)
+            self.flat[idx] = vals
+            self.move = m
+        if deal.playable != self.playable:
+            _flip4(self.mv, FANTAN_PLAYABLE, deal.playable ^ self.playable, deal.playable)
+            self.playable = deal.playable
+        if deal.excluded != self.excluded:
+            touched |= self._sync_excluded(deal)
+        if touched:
+            self._sync_void(touched, deal.hands)
+        if deal.passes != self.passes or deal.finished != self.finished:
+            self._sync_phase(deal)
+
+    def _double(self, deal: Deal) -> None:
+        """One doubling decision (R6) since the last update: ``doubles``, ``doubled_done``, ``to_move``."""
+        self.hlen += 1
+        self._sync_doubles(deal)
+        m = deal.to_move
+        if m != self.move:
+            idx, vals = _swap(TO_MOVE, self.move, m)
+            self.flat[idx] = vals
+            self.move = m
+
+    def _sync_doubles(self, deal: Deal) -> None:
+        x = _double_bits(deal)
+        diff = x ^ self.dbits
+        while diff:
+            low = diff & -diff
+            self.flat[_DOUBLE_AT[low.bit_length() - 1]] = 1.0 if x & low else 0.0
+            diff ^= low
+        self.dbits = x
+        self.doubles = deal.doubles[:]
+        self.double_step = deal.double_step
+        self.must_double = deal.must_double
 
     def _own_void(self, p: int, u: int, held: int) -> None:
         """Seat ``p`` holds no card of suit ``u`` but excluded ones (``held``): watch its rows in ``u``, and its
@@ -528,13 +583,7 @@ class SeatObservations:
             self.cbits = x
             self.contract, self.trump, self.fantan_rank = deal.contract, deal.trump, deal.fantan_rank
         if deal.doubles != self.doubles or deal.double_step != self.double_step or deal.must_double != self.must_double:
-            for s, base in enumerate(_BASE):
-                x = double_bits(deal, s)
-                _flip(b, base + DOUBLES, x ^ self.dbits[s], x)
-                self.dbits[s] = x
-            self.doubles = deal.doubles[:]
-            self.double_step = deal.double_step
-            self.must_double = deal.must_double
+            self._sync_doubles(deal)
         if deal.available is not self.available:
             x = names_bits(tuple(self.available))
             y = names_bits(tuple(deal.available))
@@ -602,7 +651,7 @@ class SeatObservations:
         self.doubles = deal.doubles[:]
         self.double_step = deal.double_step
         self.must_double = deal.must_double
-        self.dbits = [double_bits(deal, s) for s in _SEATS]
+        self.dbits = _double_bits(deal)
         self.available = deal.available
         self.playable = deal.playable
         self.finished = deal.finished[:]
@@ -610,6 +659,7 @@ class SeatObservations:
         self.passes = deal.passes[:]
         self.nt = float(deal.num_tricks)
         self.values = _card_values(2, self.nt)
+        self.fantan_values = _card_values(0, self.nt)
         self.owner = [0] * CARDS  # who was dealt each card (cards only ever leave a hand for the table)
         for s in _SEATS:
             for c in mask_to_list(deal.hands[s] | deal.played_by[s]):
