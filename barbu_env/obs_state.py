@@ -220,6 +220,21 @@ _DOUBLE_AT = tuple(
 )
 
 
+#: Rows of a new deal but for each seat's ``hand``, ``unseen`` and ``void``, by :func:`_fresh_key`.
+_TEMPLATES: dict[tuple, np.ndarray] = {}
+_ZEROS = [0, 0, 0, 0]
+
+
+def _fresh_key(deal: Deal) -> tuple | None:
+    """For a deal where nothing was played yet (deal mode), what its rows depend on besides the hands."""
+    if deal.history or deal.played_by != _ZEROS or deal.excluded != _ZEROS or deal.doubles != _ZEROS:
+        return None
+    if deal.hearts_broken or deal.finished or deal.passes != _ZEROS or deal.points != _ZEROS or deal.trick_no:
+        return None
+    return (deal.rules, deal.contract, deal.trump, deal.fantan_rank, deal.declarer, deal.phase, deal.to_move,
+            deal.leader, deal.double_step, deal.must_double, deal.available, deal.playable)  # fmt: skip
+
+
 def _rotation(seat: int) -> np.ndarray:
     """Index into seat 0's observation of each entry of ``seat``'s (``hand``, ``unseen``, ``void``: seat 0's)."""
     g = np.arange(OBS_SIZE, dtype=np.intp)
@@ -275,11 +290,11 @@ class SeatObservations:
     """The classic observations of the four seats, updated in place from the engine (see the module
     docstring). ``observe(deal, seat, match)`` returns a new array equal to ``encode(deal, seat, match)``."""
 
-    __slots__ = ("available", "captured", "cbits", "contract", "dbits", "deal", "deal_no", "double_step",
-                 "doubles", "excluded", "fantan_rank", "fantan_values", "finished", "flat", "hands",
-                 "hearts_broken", "hlen", "leader", "match", "move", "must_double", "mv", "nt", "owner", "passes",
-                 "phase", "playable", "points", "rem", "rows", "rules", "state", "trick_i", "trick_no",
-                 "tricks_won", "trump", "tvoid", "values", "void")  # fmt: skip
+    __slots__ = ("_owners", "available", "captured", "cbits", "contract", "dbits", "deal", "deal_no",
+                 "double_step", "doubles", "excluded", "fantan_rank", "fantan_values", "finished", "flat", "hands",
+                 "hearts_broken", "hlen", "leader", "match", "move", "must_double", "mv", "nt", "passes", "phase",
+                 "playable", "points", "rem", "rows", "rules", "state", "trick_i", "trick_no", "tricks_won",
+                 "trump", "tvoid", "values", "void")  # fmt: skip
 
     def __init__(self) -> None:
         self.state = np.zeros((4, OBS_SIZE), np.float32)
@@ -612,24 +627,38 @@ class SeatObservations:
             self.passes = ps[:]
 
     def _full(self, deal: Deal, match: Match | None) -> None:
-        """Every row from scratch (seat 0's encoded, the others rotated from it but for their own ``hand``,
-        ``unseen`` and ``void``), and the copies the next updates compare with."""
+        """Every row from scratch, and the copies the next updates compare with: seat 0's row encoded and the
+        others rotated from it (a new deal of a kind seen before: copied from a template), then each row's
+        own ``hand``, ``unseen`` and ``void``."""
         if deal.rules.king:
             raise ValueError("SeatObservations holds the classic layout: use encode_any for Barbu King")
-        rows, hands = self.rows, deal.hands
-        encode(deal, 0, match, rows[0])
-        for s in 1, 2, 3:
-            rows[0].take(_ROTATIONS[s], out=rows[s])
+        rows, hands, state = self.rows, deal.hands, self.state
+        key = _fresh_key(deal) if match is None else None
+        template = _TEMPLATES.get(key) if key is not None else None
+        if template is not None:
+            state[:] = template
+            void = 0
+        else:
+            encode(deal, 0, match, rows[0])
+            for s in 1, 2, 3:
+                rows[0].take(_ROTATIONS[s], out=rows[s])
+            void = void_bits(deal, 0)
+            if key is not None:
+                if len(_TEMPLATES) >= 256:
+                    _TEMPLATES.clear()
+                template = _TEMPLATES[key] = state.copy()
+                for off, size in ((HAND, CARDS), (UNSEEN, CARDS), (VOID, 16)):
+                    template[:, off : off + size] = 0.0
         rem = deal.deck & ~deal.played
         x = 0
-        for s in 1, 2, 3:
-            x |= (hands[s] | (rem & ~hands[s]) << CARDS) << (2 * CARDS * (s - 1))
-        own = np.unpackbits(np.frombuffer(x.to_bytes(39, "little"), np.uint8), bitorder="little").reshape(3, -1)
-        self.state[1:, HAND : HAND + CARDS] = own[:, :CARDS]
-        self.state[1:, UNSEEN : UNSEEN + CARDS] = own[:, CARDS:]
+        for s in _SEATS:
+            x |= (hands[s] | (rem & ~hands[s]) << CARDS) << (2 * CARDS * s)
+        own = np.unpackbits(np.frombuffer(x.to_bytes(52, "little"), np.uint8), bitorder="little").reshape(4, -1)
+        state[:, HAND : HAND + CARDS] = own[:, :CARDS]
+        state[:, UNSEEN : UNSEEN + CARDS] = own[:, CARDS:]
         self.void = [void_bits(deal, s) for s in _SEATS]
-        for s in 1, 2, 3:
-            _flip(self.mv, _BASE[s] + VOID, self.void[0] ^ self.void[s], self.void[s])
+        for s in _SEATS:
+            _flip(self.mv, _BASE[s] + VOID, void ^ self.void[s], self.void[s])
         self.deal, self.match = deal, match
         self.deal_no = match.deal_no if match is not None else 0
         self.hlen = len(deal.history)
@@ -644,7 +673,12 @@ class SeatObservations:
         self.tricks_won = deal.tricks_won[:]
         self.points = deal.points[:]
         self.excluded = ex = deal.excluded[:]
-        self.tvoid = [sum(1 << t for t in _SEATS if not hands[t] & sm & ~ex[t]) for sm in SUIT_MASK]
+        self.tvoid = [0] * 4
+        for t in _SEATS:
+            h = hands[t] & ~ex[t]
+            for u in range(4):
+                if not h & SUIT_MASK[u]:
+                    self.tvoid[u] |= 1 << t
         self.hearts_broken = deal.hearts_broken
         self.contract, self.trump, self.fantan_rank = deal.contract, deal.trump, deal.fantan_rank
         self.cbits = _contract_bits(deal)
@@ -660,10 +694,18 @@ class SeatObservations:
         self.nt = float(deal.num_tricks)
         self.values = _card_values(2, self.nt)
         self.fantan_values = _card_values(0, self.nt)
-        self.owner = [0] * CARDS  # who was dealt each card (cards only ever leave a hand for the table)
-        for s in _SEATS:
-            for c in mask_to_list(deal.hands[s] | deal.played_by[s]):
-                self.owner[c] = s
+        self._owners = None
+
+    @property
+    def owner(self) -> list[int]:
+        """``owner[c]``: the seat dealt card ``c`` (cards only ever leave a hand for the table); made when
+        first needed."""
+        if self._owners is None:
+            self._owners = [0] * CARDS
+            for s in _SEATS:
+                for c in mask_to_list(self.deal.hands[s] | self.deal.played_by[s]):
+                    self._owners[c] = s
+        return self._owners
 
 
 __all__ = ["SeatObservations"]
