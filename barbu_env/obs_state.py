@@ -1,24 +1,31 @@
 """The four seats' classic observations kept in step with the engine in place (the env's fast path).
 
 :class:`SeatObservations` holds one observation vector per seat (the layout of
-:mod:`barbu_env.observation`, each in its seat's relative frame) as the rows of one ``float32`` array, and
-``observe(deal, seat, match)`` returns a copy of the seat's row once the rows are up to date:
+:mod:`barbu_env.observation`, each in its seat's relative frame) as the rows of one ``float32`` array;
+``observe(deal, seat, match)`` brings all rows up to date and returns a copy of the seat's row.
 
-- the cards played since the last update are read from ``Deal.history``; each one is a single numpy
-  assignment through a precomputed index array into all four rows (``played``, ``trick``, ``hand`` or
-  ``unseen``, ``cards_left``);
-- every other block is compared with the copy kept from the last update and only the entries that changed
-  are rewritten: what only a won trick changes (``captured``, ``tricks_won``, ``points``, ``trick_no``,
-  ``leader``) when the trick number, leader or phase changed; what trick play never changes (contract,
-  doubles, Fantan state, rules) outside trick play; ``to_move`` per seat when it looks;
-- ``void`` entries only ever turn on during a deal; the rows of seat ``t`` in suit ``u`` are checked only
-  once no card of ``u`` outside ``t``'s excluded cards is left in ``t``'s hand (no observer can see ``t`` void
-  before: that card is open to everyone else), which holds rarely.
+- A card played is a single numpy assignment through a precomputed index array into all four rows
+  (``played``, ``trick``, the owner's ``hand`` or the others' ``unseen``, ``cards_left``, ``to_move``);
+  a won trick moves its cards from ``trick`` to ``captured`` (one assignment per card) and ``trick_no``,
+  ``leader``, ``to_move`` and ``tricks_won`` with one more. One card of trick play, one card or pass of
+  Fantan and one doubling decision since the last update take such fast paths.
+- Anything else (several actions, a phase change) compares every block with the copy kept from the last
+  update and rewrites only the entries that changed: what only a won trick changes when the trick
+  number, leader or phase changed; what trick play never changes (contract, doubles, Fantan state, rules)
+  outside trick play.
+- ``void`` entries only ever turn on during a deal. The other seats' rows of seat ``t`` in suit ``u`` are
+  watched only once ``t`` holds no card of ``u`` outside its excluded ones (before that, such a card is
+  open to everyone else); hands are disjoint, so only the holder of one of the open cards of ``u`` can
+  see ``t`` void.
+- A new deal (or match deal number) is encoded from scratch: seat 0's row with
+  :func:`~barbu_env.observation.encode`, the others rotated from it, then each row's own ``hand``,
+  ``unseen`` and ``void``; a new deal of deal mode where nothing was played yet starts from a cached
+  template of the rows of deals of its kind (same rules, contract, declarer, phase: all but the hands).
+  So is a deal whose hands no longer match its history.
 
-A new deal (or match deal number) is encoded from scratch with :func:`~barbu_env.observation.encode`, and
-so is a deal whose hands no longer match its history. Tests check every row equals ``encode`` whatever the
-order and rate at which the seats look. Classic 4-seat layout only (the env encodes Barbu King per seat
-with ``encode_any``).
+Tests (and a differential check against the previous implementation) check every row equals ``encode``
+whatever the order and rate at which the seats look. Classic 4-seat layout only (the env encodes Barbu
+King per seat with ``encode_any``).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .actions import DOUBLE_BASE
-from .cards import SUIT_MASK
+from .cards import HEARTS, SUIT_MASK
 from .engine.deal import Deal, mask_to_list
 from .engine.doubling import doubling_order
 from .engine.match import Match
@@ -322,7 +329,7 @@ class SeatObservations:
             self._full(deal, match)
         elif len(deal.history) != self.hlen or deal.phase != self.phase:
             phase = deal.phase
-            if phase != self.phase or len(deal.history) != self.hlen + 1:
+            if phase != self.phase or len(deal.history) != self.hlen + 1:  # not one action within a phase
                 self._sync(deal)
             elif phase == _PLAY:
                 self._play(deal)  # the usual step: one card played in trick play
@@ -367,7 +374,7 @@ class SeatObservations:
                 if not left or not left & ~hands[self.owner[(left & -left).bit_length() - 1]]:
                     self._sync_void(1 << u, hands)
                     break
-        if deal.hearts_broken != self.hearts_broken:
+        if u == HEARTS and deal.hearts_broken != self.hearts_broken:  # only a heart breaks hearts (R4.1)
             self.hearts_broken = deal.hearts_broken
             _flip4(self.mv, HEARTS_BROKEN, 1, int(deal.hearts_broken))
 
@@ -644,7 +651,7 @@ class SeatObservations:
                 rows[0].take(_ROTATIONS[s], out=rows[s])
             void = void_bits(deal, 0)
             if key is not None:
-                if len(_TEMPLATES) >= 256:
+                if len(_TEMPLATES) >= 128:
                     _TEMPLATES.clear()
                 template = _TEMPLATES[key] = state.copy()
                 for off, size in ((HAND, CARDS), (UNSEEN, CARDS), (VOID, 16)):
