@@ -327,17 +327,19 @@ class SeatObservations:
         """The observation of ``seat`` in ``deal`` (the current deal of ``match``), a new array."""
         if deal is not self.deal or match is not self.match or (match is not None and match.deal_no != self.deal_no):
             self._full(deal, match)
-        elif len(deal.history) != self.hlen or deal.phase != self.phase:
+        else:
+            n = len(deal.history) - self.hlen
             phase = deal.phase
-            if phase != self.phase or len(deal.history) != self.hlen + 1:  # not one action within a phase
-                self._sync(deal)
-            elif phase == _PLAY:
-                self._play(deal)  # the usual step: one card played in trick play
-            elif phase == _FANTAN:
-                self._fantan(deal)
-            elif phase == _DOUBLE and deal.history[-1][1] >= DOUBLE_BASE:
-                self._double(deal)
-            else:
+            if n == 1 and phase == self.phase:  # one action within a phase: the fast paths
+                if phase == _PLAY:
+                    self._play(deal)  # the usual step: one card played in trick play
+                elif phase == _FANTAN:
+                    self._fantan(deal)
+                elif phase == _DOUBLE and deal.history[-1][1] >= DOUBLE_BASE:
+                    self._double(deal)
+                else:
+                    self._sync(deal)
+            elif n or phase != self.phase:
                 self._sync(deal)
         return self.rows[seat].copy()
 
