@@ -50,9 +50,8 @@ out are never modified afterwards by the env.
 
 Speed: the classic observations are the rows of one :class:`~barbu_env.obs_state.SeatObservations`, kept
 in step with the engine by rewriting only the entries that changed (each equals ``encode``; copies are
-handed out); the mask is built once per decision (cached by
-legal-action set, copies handed out); :func:`env`'s wrappers find the AEC attributes in their own dicts
-(see :func:`env`).
+handed out); the mask is built once per decision (cached by legal-action set, copies handed out);
+:func:`env`'s wrappers find the AEC attributes in their own dicts (see :func:`env`).
 """
 
 from __future__ import annotations

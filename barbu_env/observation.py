@@ -75,8 +75,9 @@ In King's fixed order ``remaining`` holds, for every seat, the contracts of the 
 table above, and :func:`encode` dispatches: the fast encoder for classic Barbu, :func:`encode_any`
 (block by block, any ``n``) for King. A test checks the two agree on classic deals.
 
-:class:`barbu_env.obs_state.SeatObservation` keeps one seat's classic observation up to date in place as
-the deal moves on (the env's fast path); a test checks it equals :func:`encode` after every kind of step.
+:class:`barbu_env.obs_state.SeatObservations` keeps the classic observations of the four seats up to date
+in place as the deal moves on (the env's fast path); a test checks they equal :func:`encode` after every
+kind of step.
 """
 
 from __future__ import annotations
@@ -250,26 +251,6 @@ def void_bits(deal: Deal, seat: int) -> int:
     return ((empty & _HALF) * _GATHER8) >> 84 & 255 | (((empty >> 104) * _GATHER8) >> 84 & 255) << 8
 
 
-def double_bits(deal: Deal, seat: int) -> int:
-    """The ``doubles``, ``doubled_done`` and ``must_double`` blocks of ``seat`` (contiguous) as an int."""
-    rel = _REL[seat]
-    doubles = deal.doubles
-    x = 0
-    if doubles[0] | doubles[1] | doubles[2] | doubles[3]:
-        for r in range(4):
-            m = doubles[rel[r]]
-            for t in range(4):
-                if m >> rel[t] & 1:
-                    x |= 1 << (4 * r + t)
-    if deal.double_step:
-        for s in doubling_order(deal.declarer)[: deal.double_step]:
-            x |= 1 << (DOUBLED_DONE - DOUBLES + ((s - seat) & 3))
-    md = deal.must_double
-    if md:
-        x |= ((md | md << 4) >> seat & 15) << (MUST_DOUBLE - DOUBLES)
-    return x
-
-
 def finished_bits(finished: list[int], seat: int) -> int:
     """The ``finished`` block of ``seat`` as an int (bit ``4 r + place``)."""
     f = 0
@@ -323,7 +304,23 @@ def deal_bits(deal: Deal, seat: int) -> int:
             x |= 1 << (TRUMP + deal.trump)
         if deal.fantan_rank >= 0:
             x |= 1 << (FANTAN_RANK + deal.fantan_rank)
-    x |= double_bits(deal, seat) << DOUBLES
+    doubles = deal.doubles
+    if doubles[0] | doubles[1] | doubles[2] | doubles[3]:
+        d = 0
+        for r in range(4):
+            m = doubles[rel[r]]
+            for t in range(4):
+                if m >> rel[t] & 1:
+                    d |= 1 << (4 * r + t)
+        x |= d << DOUBLES
+    if deal.double_step:
+        done = 0
+        for s in doubling_order(declarer)[: deal.double_step]:
+            done |= 1 << ((s - seat) & 3)
+        x |= done << DOUBLED_DONE
+    md = deal.must_double
+    if md:
+        x |= ((md | md << 4) >> seat & 15) << MUST_DOUBLE
     x |= names_bits(tuple(deal.available)) << AVAILABLE
     if deal.hearts_broken:
         x |= 1 << HEARTS_BROKEN
