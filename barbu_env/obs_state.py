@@ -187,8 +187,10 @@ def _trick_end(nt: float, i: int, leader: int, w: int, won: int) -> tuple[np.nda
     key = (nt, i, leader, w, won)
     hit = _TRICK_ENDS.get(key)
     if hit is None:
-        idx = [b + TRICK_NO + i for b in _BASE] + [b + TRICK_NO + i + 1 for b in _BASE] + _rows(w, TRICKS_WON)
-        vals = [0.0] * 4 + [1.0] * 4 + [won / nt] * 4
+        idx, vals = _rows(w, TRICKS_WON), [won / nt] * 4
+        if i + 1 < nt:  # the last trick's number stays
+            idx += [b + TRICK_NO + i for b in _BASE] + [b + TRICK_NO + i + 1 for b in _BASE]
+            vals += [0.0] * 4 + [1.0] * 4
         if leader != w:
             idx += _swap_index(LEADER, leader, w) + _swap_index(TO_MOVE, leader, w)
             vals += [0.0] * 4 + [1.0] * 4 + [0.0] * 4 + [1.0] * 4
@@ -330,16 +332,17 @@ class SeatObservations:
         else:
             n = len(deal.history) - self.hlen
             phase = deal.phase
-            if n == 1 and phase == self.phase:  # one action within a phase: the fast paths
-                if phase == _PLAY:
-                    self._play(deal)  # the usual step: one card played in trick play
-                elif phase == _FANTAN:
+            was = self.phase
+            if n == 1 and (phase == was or phase == _OVER or was == _DOUBLE):  # one action: the fast paths
+                if was == _PLAY:
+                    self._play(deal)  # the usual step: one card played in trick play (or the last one)
+                elif was == _FANTAN == phase:
                     self._fantan(deal)
-                elif phase == _DOUBLE and deal.history[-1][1] >= DOUBLE_BASE:
+                elif was == _DOUBLE and phase != _OVER and deal.history[-1][1] >= DOUBLE_BASE:
                     self._double(deal)
                 else:
                     self._sync(deal)
-            elif n or phase != self.phase:
+            elif n or phase != was:
                 self._sync(deal)
         return self.rows[seat].copy()
 
@@ -362,7 +365,12 @@ class SeatObservations:
             self._own_void(p, u, x)
         if deal.trick_no != self.trick_no:
             self._won(deal)
-        m = deal.to_move
+        if deal.phase == _OVER:  # the last trick (R5.3) or an early end (R4.2, R4.3)
+            _flip4(self.mv, PHASE, 1 << _PLAY | 1 << _OVER, 1 << _OVER)
+            self.phase = _OVER
+            m = -1
+        else:
+            m = deal.to_move
         if m != self.move:
             idx, vals = _swap(TO_MOVE, self.move, m)
             flat[idx] = vals
@@ -415,9 +423,21 @@ class SeatObservations:
             self._sync_phase(deal)
 
     def _double(self, deal: Deal) -> None:
-        """One doubling decision (R6) since the last update: ``doubles``, ``doubled_done``, ``to_move``."""
+        """One doubling decision (R6) since the last update: ``doubles``, ``doubled_done``, ``to_move``; after
+        the last one, the start of play (``phase``; ``leader`` and Fantan's ``playable`` if they changed)."""
         self.hlen += 1
         self._sync_doubles(deal)
+        phase = deal.phase
+        if phase != _DOUBLE:
+            _flip4(self.mv, PHASE, 1 << _DOUBLE | 1 << phase, 1 << phase)
+            self.phase = phase
+            if deal.leader != self.leader:
+                idx, vals = _swap(LEADER, self.leader, deal.leader)
+                self.flat[idx] = vals
+                self.leader = deal.leader
+            if deal.playable != self.playable:
+                _flip4(self.mv, FANTAN_PLAYABLE, deal.playable ^ self.playable, deal.playable)
+                self.playable = deal.playable
         m = deal.to_move
         if m != self.move:
             idx, vals = _swap(TO_MOVE, self.move, m)
@@ -459,7 +479,8 @@ class SeatObservations:
         key = (self.nt, self.trick_no, leader, w, tw[w])
         idx, vals = _TRICK_ENDS.get(key) or _trick_end(*key)
         flat[idx] = vals
-        self.trick_no = self.trick_i = deal.trick_no
+        self.trick_no = deal.trick_no
+        self.trick_i = min(deal.trick_no, deal.num_tricks - 1)
         self.leader = self.move = w
         self.tricks_won = tw[:]
         if deal.points != self.points:
