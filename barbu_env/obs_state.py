@@ -407,11 +407,8 @@ class SeatObservations:
             if self.tvoid[u]:
                 touched = 1 << u
         self.hlen += 1
-        m = deal.to_move
-        if m != self.move:
-            idx, vals = _swap(TO_MOVE, self.move, m)
-            self.flat[idx] = vals
-            self.move = m
+        if deal.to_move != self.move:
+            self._set_move(deal.to_move)
         if deal.playable != self.playable:
             _flip4(self.mv, FANTAN_PLAYABLE, deal.playable ^ self.playable, deal.playable)
             self.playable = deal.playable
@@ -438,11 +435,14 @@ class SeatObservations:
             if deal.playable != self.playable:
                 _flip4(self.mv, FANTAN_PLAYABLE, deal.playable ^ self.playable, deal.playable)
                 self.playable = deal.playable
-        m = deal.to_move
-        if m != self.move:
-            idx, vals = _swap(TO_MOVE, self.move, m)
-            self.flat[idx] = vals
-            self.move = m
+        if deal.to_move != self.move:
+            self._set_move(deal.to_move)
+
+    def _set_move(self, m: int) -> None:
+        """``to_move`` in every row: seat ``m`` (-1: none)."""
+        idx, vals = _swap(TO_MOVE, self.move, m)
+        self.flat[idx] = vals
+        self.move = m
 
     def _sync_doubles(self, deal: Deal) -> None:
         x = _double_bits(deal)
@@ -522,9 +522,7 @@ class SeatObservations:
             self._sync_tricks(deal)
         m = -1 if phase == _OVER else deal.to_move
         if m != self.move:
-            idx, vals = _swap(TO_MOVE, self.move, m)
-            self.flat[idx] = vals
-            self.move = m
+            self._set_move(m)
         if deal.excluded != self.excluded:
             touched |= self._sync_excluded(deal)
         if touched:
