@@ -48,9 +48,9 @@ out by :mod:`barbu_env.observation` (``encode``; Barbu King has its own size, ``
 the mask is all zeros for agents not on move and is built from ``Deal.legal_actions()``. Arrays handed
 out are never modified afterwards by the env.
 
-Speed: classic observations are gathered from one :class:`~barbu_env.observation.ObservationState` that is
-brought in step with the engine once per step, rewriting only the entries that changed (each equals
-``encode``); the mask is built once per decision (cached by legal-action set, copies handed out);
+Speed: the classic observations are the rows of one :class:`~barbu_env.obs_state.SeatObservations`, kept
+in step with the engine by rewriting only the entries that changed (each equals ``encode``; copies are
+handed out); the mask is built once per decision (cached by legal-action set, copies handed out);
 :func:`env`'s wrappers find the AEC attributes in their own dicts (see :func:`env`).
 """
 
@@ -71,7 +71,8 @@ from .contracts import contract_table
 from .engine.deal import Deal, Phase, deal_hands
 from .engine.infostate import InfoState
 from .engine.match import Match
-from .observation import ObservationState, encode_any, layout
+from .obs_state import SeatObservations
+from .observation import encode_any, layout
 from .render import HAND_CHOICES, render_text
 from .rules import OPTION_NAMES, Rules, load_rules
 
@@ -91,6 +92,7 @@ _DECLARE = int(Phase.DECLARE)
 #: mask (an int: its bits are exactly the legal actions), otherwise the tuple of legal actions.
 _MASKS: dict[int | tuple[int, ...], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
+_NO_MASK = np.zeros(NUM_ACTIONS, np.int8)  # the mask of agents not on move (copied: a copy is cheaper than zeros)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -235,11 +237,10 @@ class raw_env(AECEnv):
         self._rng: np.random.Generator | None = None
         self.match: Match | None = None
         self._deal: Deal | None = None
-        # observations: classic Barbu gathers them from one ObservationState kept in step with the engine;
-        # King encodes each seat (internal arrays, copied when handed out). Both are valid while their
-        # version is the env's (bumped by every step and reset).
-        self._state = None if self._king else ObservationState()
-        self._state_version = -1
+        # observations: classic Barbu keeps the seats' rows of SeatObservations in step with the engine; King
+        # encodes each seat (internal arrays, copied when handed out, valid while their version is the
+        # env's, bumped by every step and reset).
+        self._views = None if self._king else SeatObservations()
         self._obs: list[np.ndarray | None] = [None] * n
         self._obs_version = [-1] * n
         self._version = 0
@@ -317,24 +318,21 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         deal = self.match.deal if self.match is not None else self._deal
-        state = self._state
-        if state is None:  # Barbu King: encoded per seat once per decision, copies handed out
+        views = self._views
+        if views is not None:
+            o = views.observe(deal, seat, self.match)  # a fresh array
+        else:  # Barbu King: encoded per seat once per decision, copies handed out
             o = self._obs[seat]
             if self._obs_version[seat] != self._version:
                 o = self._obs[seat] = encode_any(deal, seat, self.match)
                 self._obs_version[seat] = self._version
             o = o.copy()
-        else:
-            if self._state_version != self._version:
-                state.update(deal, self.match)
-                self._state_version = self._version
-            o = state.gather(seat)  # a fresh array
         if seat == deal.to_move and deal.phase != _OVER and not self._m_terminations.get(agent, True):
             m = self._mask
             if m is None:
                 m = self._mask = self._build_mask(deal)
             return {"observation": o, "action_mask": m.copy()}  # the cached mask is never handed out
-        return {"observation": o, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+        return {"observation": o, "action_mask": _NO_MASK.copy()}
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last`` without the property lookups (observation, cumulative reward, terminated,
@@ -376,9 +374,11 @@ class raw_env(AECEnv):
         self._version += 1  # every cached observation is stale
         self._mask = None
         deal = self.match.deal if self.match is not None else self._deal
-        cur = -1 if deal.phase == _OVER else deal.to_move
-        if cur >= 0:
-            self.agent_selection = self._agent_names[cur]
+        if deal.phase != _OVER:
+            if self._mirrors:
+                self.agent_selection = self._agent_names[deal.to_move]
+            else:  # nothing to mirror into: the property's setter (a Python call) is not needed
+                self.__dict__["_m_agent_selection"] = self._agent_names[deal.to_move]
         elif not hasattr(self, "agent_selection") or self.agent_selection not in self.agents:
             self.agent_selection = self._agent_names[0]
 
@@ -411,9 +411,14 @@ class raw_env(AECEnv):
             deal.apply(a)
         elif not self._illegal(deal, a, action):
             return
-        if deal.phase == _OVER:
-            self._end_deal(deal)
-        self._new_decision()
+        if deal.phase != _OVER and not self._mirrors:  # _new_decision's common case, inlined
+            self._version += 1
+            self._mask = None
+            self.__dict__["_m_agent_selection"] = self._agent_names[deal.to_move]
+        else:
+            if deal.phase == _OVER:
+                self._end_deal(deal)
+            self._new_decision()
         if self.render_mode == "human":
             self.render()
 

@@ -75,8 +75,9 @@ In King's fixed order ``remaining`` holds, for every seat, the contracts of the 
 table above, and :func:`encode` dispatches: the fast encoder for classic Barbu, :func:`encode_any`
 (block by block, any ``n``) for King. A test checks the two agree on classic deals.
 
-:class:`ObservationState` keeps the classic observations of all four seats up to date in place as the
-deal moves on (the env's fast path); a test checks it equals :func:`encode` after every kind of step.
+:class:`barbu_env.obs_state.SeatObservations` keeps the classic observations of the four seats up to date
+in place as the deal moves on (the env's fast path); a test checks they equal :func:`encode` after every
+kind of step.
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ def rules_bits(rules: Rules) -> int:
 
 
 @cache
-def _names_bits(names: tuple[str, ...]) -> int:
+def names_bits(names: tuple[str, ...]) -> int:
     bits = 0
     for n in names:
         if n in _CONTRACT_INDEX:
@@ -234,6 +235,28 @@ def _seat_rows(values: list[int], rel: tuple[int, ...], width: int) -> int:
     """The 4 per-seat values (ints of ``width`` bits), reordered to relative seats, as one int."""
     return (values[rel[0]] | values[rel[1]] << width | values[rel[2]] << (2 * width)
             | values[rel[3]] << (3 * width))  # fmt: skip
+
+
+def void_bits(deal: Deal, seat: int) -> int:
+    """The ``void`` block of ``seat`` as a 16-bit int (bit ``4 r + u``: relative seat r, suit u): own row
+    from the own hand; others: no unplayed card outside own hand and their excluded cards."""
+    excluded = deal.excluded
+    hand = deal.hands[seat]
+    open_ = deal.deck & ~deal.played & ~hand
+    # 16 groups of 13 bits (group 4r+u = seat r, suit u); a group is empty iff adding 0xFFF to its low
+    # 12 bits carries nothing into its top bit and that bit is clear (no carry crosses groups).
+    y = (hand | (open_ & ~excluded[(seat + 1) & 3]) << 52 | (open_ & ~excluded[(seat + 2) & 3]) << 104
+         | (open_ & ~excluded[(seat + 3) & 3]) << 156)  # fmt: skip
+    empty = (((y & _LOW12) + _LOW12 | y) >> 12 & _GROUPS) ^ _GROUPS
+    return ((empty & _HALF) * _GATHER8) >> 84 & 255 | (((empty >> 104) * _GATHER8) >> 84 & 255) << 8
+
+
+def finished_bits(finished: list[int], seat: int) -> int:
+    """The ``finished`` block of ``seat`` as an int (bit ``4 r + place``)."""
+    f = 0
+    for place, s in enumerate(finished):
+        f |= 1 << (4 * ((s - seat) & 3) + place)
+    return f
 
 
 def encode_bits(deal: Deal, seat: int, match: Match | None = None) -> int:
@@ -260,15 +283,7 @@ def deal_bits(deal: Deal, seat: int) -> int:
         for k, c in enumerate(trick):
             t |= 1 << (c + CARDS * ((leader + k - seat) & 3))
         x |= t << TRICK
-    # void: own row from the own hand; others: no unplayed card outside own hand and excluded.
-    # 16 groups of 13 bits (group 4r+u = seat r, suit u); a group is empty iff adding 0xFFF to its low
-    # 12 bits carries nothing into its top bit and that bit is clear (no carry crosses groups).
-    open_ = deck & ~played & ~hand
-    y = (hand | (open_ & ~excluded[rel[1]]) << 52 | (open_ & ~excluded[rel[2]]) << 104
-         | (open_ & ~excluded[rel[3]]) << 156)  # fmt: skip
-    empty = (((y & _LOW12) + _LOW12 | y) >> 12 & _GROUPS) ^ _GROUPS
-    v = ((empty & _HALF) * _GATHER8) >> 84 & 255 | (((empty >> 104) * _GATHER8) >> 84 & 255) << 8
-    x |= v << VOID
+    x |= void_bits(deal, seat) << VOID
     phase = deal.phase
     x |= _PHASE_BITS[phase]
     x |= 1 << (TRICK_NO + min(deal.trick_no, deal.num_tricks - 1))
@@ -306,17 +321,13 @@ def deal_bits(deal: Deal, seat: int) -> int:
     md = deal.must_double
     if md:
         x |= ((md | md << 4) >> seat & 15) << MUST_DOUBLE
-    x |= _names_bits(tuple(deal.available)) << AVAILABLE
+    x |= names_bits(tuple(deal.available)) << AVAILABLE
     if deal.hearts_broken:
         x |= 1 << HEARTS_BROKEN
     if deal.playable:
         x |= deal.playable << FANTAN_PLAYABLE
-    fin = deal.finished
-    if fin:
-        f = 0
-        for place, s in enumerate(fin):
-            f |= 1 << (4 * ((s - seat) & 3) + place)
-        x |= f << FINISHED
+    if deal.finished:
+        x |= finished_bits(deal.finished, seat) << FINISHED
     x |= rules_bits(deal.rules)
     return x
 
@@ -326,7 +337,7 @@ def match_bits(match: Match, seat: int) -> int:
     rel = _REL[seat]
     r_bits = 0
     for r in range(4):
-        r_bits |= _names_bits(tuple(match.remaining_contracts(rel[r]))) << (NUM_CONTRACTS * r)
+        r_bits |= names_bits(tuple(match.remaining_contracts(rel[r]))) << (NUM_CONTRACTS * r)
     return 1 << IS_MATCH | r_bits << REMAINING
 
 
@@ -394,376 +405,6 @@ def block(obs: np.ndarray, name: str) -> np.ndarray:
     """The entries of block ``name`` of an observation (a view), e.g. ``block(obs, "hand")``."""
     off, size = BLOCKS[name]
     return obs[..., off:off + size]
-
-
-# ================================================================================= incremental (the env)
-# ObservationState holds one float32 vector with the observation layout written for absolute seats (row s
-# = seat s, i.e. seat 0's view) plus every seat's own blocks (hand, unseen, void); a seat's observation is
-# one ``take`` through a fixed index array. Each update compares the engine fields ``encode`` reads with
-# the copies kept from the last update and rewrites only the entries that changed.
-
-#: Extra rows of the absolute state after the observation-shaped part: every seat's hand, unseen cards and
-#: ``void`` block (as that seat sees it).
-HANDS_X = OBS_SIZE
-UNSEEN_X = HANDS_X + 4 * CARDS
-VOID_X = UNSEEN_X + 4 * CARDS
-STATE_SIZE = VOID_X + 4 * 16
-
-
-def _gather(seat: int) -> np.ndarray:
-    """Index into the absolute state of each entry of ``seat``'s observation."""
-    g = np.arange(OBS_SIZE, dtype=np.intp)
-
-    def rows(name: str, width: int) -> None:
-        off, size = BLOCKS[name]
-        for r in range(size // width):
-            s = (seat + r) & 3
-            g[off + width * r: off + width * (r + 1)] = np.arange(off + width * s, off + width * (s + 1))
-
-    def square(name: str, permute_cols: bool) -> None:
-        off, _ = BLOCKS[name]
-        for r in range(4):
-            for t in range(4):
-                g[off + 4 * r + t] = off + 4 * ((seat + r) & 3) + ((seat + t) & 3 if permute_cols else t)
-
-    for name in ("played", "trick", "captured", "excluded"):
-        rows(name, CARDS)
-    for name in ("declarer", "leader", "to_move", "doubled_done", "must_double", "tricks_won", "cards_left",
-                 "points", "passes", "totals", "deals_left"):  # fmt: skip
-        rows(name, 1)
-    rows("remaining", BLOCKS["remaining"][1] // 4)
-    square("doubles", True)
-    square("outstanding", True)
-    square("finished", False)
-    g[HAND:HAND + CARDS] = np.arange(HANDS_X + CARDS * seat, HANDS_X + CARDS * (seat + 1))
-    g[UNSEEN:UNSEEN + CARDS] = np.arange(UNSEEN_X + CARDS * seat, UNSEEN_X + CARDS * (seat + 1))
-    g[VOID:VOID + 16] = np.arange(VOID_X + 16 * seat, VOID_X + 16 * (seat + 1))
-    return g
-
-
-_GATHERS = tuple(_gather(s) for s in range(4))
-#: ``_UNSEEN_COL[c]``: the 4 ``unseen`` entries of card ``c`` (one per seat) in the absolute state.
-_UNSEEN_COL = tuple(np.arange(UNSEEN_X + c, UNSEEN_X + 4 * CARDS, CARDS) for c in range(CARDS))
-
-
-def _void_of(deal: Deal, seat: int) -> int:
-    """The ``void`` block of ``seat`` as a 16-bit int (as in ``deal_bits``)."""
-    excluded = deal.excluded
-    hand = deal.hands[seat]
-    open_ = deal.deck & ~deal.played & ~hand
-    y = (hand | (open_ & ~excluded[(seat + 1) & 3]) << 52 | (open_ & ~excluded[(seat + 2) & 3]) << 104
-         | (open_ & ~excluded[(seat + 3) & 3]) << 156)  # fmt: skip
-    empty = (((y & _LOW12) + _LOW12 | y) >> 12 & _GROUPS) ^ _GROUPS
-    return ((empty & _HALF) * _GATHER8) >> 84 & 255 | (((empty >> 104) * _GATHER8) >> 84 & 255) << 8
-
-
-def _flip(b: np.ndarray, off: int, diff: int, new: int) -> None:
-    """Entries ``off + i`` for each bit i of ``diff``: set to bit i of ``new``."""
-    while diff:
-        low = diff & -diff
-        i = low.bit_length() - 1
-        b[off + i] = 1.0 if new & low else 0.0
-        diff ^= low
-
-
-def _sync_seat_masks(b: np.ndarray, base: int, new: list[int], old: list[int]) -> list[int]:
-    """Per-seat card blocks at ``base + CARDS * s``: the entries of the bits that changed from ``old``
-    set from ``new``; returns a copy of ``new`` to keep as the next ``old``."""
-    for s in range(4):
-        if new[s] != old[s]:
-            _flip(b, base + CARDS * s, new[s] ^ old[s], new[s])
-    return new[:]
-
-
-def _contract_entries(deal: Deal) -> tuple[int, ...]:
-    c = deal.contract
-    if c is None:
-        return ()
-    i = _CONTRACT_INDEX.get(c.name, -1)
-    out = [CONTRACT + i if i >= 0 else EXTRA_DEAL]
-    if deal.trump >= 0:
-        out.append(TRUMP + deal.trump)
-    if deal.fantan_rank >= 0:
-        out.append(FANTAN_RANK + deal.fantan_rank)
-    return tuple(out)
-
-
-def _double_bits(deal: Deal) -> int:
-    """Absolute ``doubles`` [s][t], ``doubled_done`` and ``must_double`` [s], from bit ``DOUBLES``."""
-    doubles = deal.doubles
-    x = 0
-    for s in range(4):
-        m = doubles[s]
-        if m:
-            x |= (m & 15) << (4 * s)
-    if deal.double_step:
-        for s in doubling_order(deal.declarer)[: deal.double_step]:
-            x |= 1 << (16 + s)
-    return x | (deal.must_double & 15) << 20
-
-
-def _finished_bits(fin: list[int]) -> int:
-    f = 0
-    for place, s in enumerate(fin):
-        f |= 1 << (4 * s + place)
-    return f
-
-
-class ObservationState:
-    """The classic observation of every seat, kept in step with the engine in place (what the env uses).
-
-    ``update(deal, match)`` brings the state to the engine's current state: a new deal (or match deal
-    number) is encoded from scratch; otherwise only the entries whose engine fields changed since the
-    last update are rewritten (a card played: a few entries; a trick won: a few more). Cards that go
-    anywhere but from a hand to the table (never, in the engine) also rebuild from scratch. What the engine
-    changes only when a trick is won (captured cards, tricks won, points) is compared when the trick
-    number or the phase changed; what trick play never changes (contract, doubles, Fantan state, rules)
-    when the phase is not trick play (before and after).
-    ``gather(seat)`` then returns a fresh ``float32`` array equal to ``encode(deal, seat, match)`` (tests
-    check this after every kind of step). Classic 4-seat layout only (not Barbu King)."""
-
-    __slots__ = ("a", "available", "captured", "centries", "contract", "dbits", "deal", "deal_no", "double_step",
-                 "doubles", "excluded", "fantan_rank", "finished", "hands", "hearts_broken", "leader", "match",
-                 "move", "must_double", "nt", "passes", "phase", "playable", "played", "played_by", "points",
-                 "rules", "trick", "trick_i", "trick_no", "tricks_won", "trump", "void")  # fmt: skip
-
-    def __init__(self) -> None:
-        self.a = np.zeros(STATE_SIZE, np.float32)
-        self.deal: Deal | None = None
-        self.match: Match | None = None
-
-    def observe(self, deal: Deal, seat: int, match: Match | None = None) -> np.ndarray:
-        """``update(deal, match)`` then ``gather(seat)``: the same as ``encode(deal, seat, match)``."""
-        self.update(deal, match)
-        return self.gather(seat)
-
-    def gather(self, seat: int) -> np.ndarray:
-        """The observation of ``seat`` in the state of the last :meth:`update` (a new array)."""
-        v = _void_of(self.deal, seat)
-        if v != self.void[seat]:
-            _flip(self.a, VOID_X + 16 * seat, v ^ self.void[seat], v)
-            self.void[seat] = v
-        return self.a.take(_GATHERS[seat])
-
-    def update(self, deal: Deal, match: Match | None = None) -> None:
-        """Bring the state in step with ``deal`` (the current deal of ``match`` in match mode)."""
-        if deal is not self.deal or match is not self.match or (match is not None and match.deal_no != self.deal_no):
-            self._full(deal, match)
-            return
-        b = self.a
-        hands = deal.hands
-        played = deal.played
-        pb = deal.played_by
-        if played != self.played and self._one_card(deal, b, hands, pb, played):
-            pass  # the usual step of play: one card from the mover's hand to the table, written
-        elif played != self.played or hands != self.hands or pb != self.played_by:
-            # cards only move from a hand to the table: anything else is rebuilt from scratch
-            pd = played ^ self.played
-            if played & pd != pd:
-                self._full(deal, match)
-                return
-            old = self.hands
-            opb = self.played_by
-            nt = self.nt
-            for s in range(4):
-                h = hands[s]
-                if h != old[s]:
-                    hd = h ^ old[s]
-                    if h & hd or hd & ~pd:
-                        self._full(deal, match)
-                        return
-                    if hd & (hd - 1):
-                        _flip(b, HANDS_X + CARDS * s, hd, 0)
-                    else:
-                        b[HANDS_X + CARDS * s + hd.bit_length() - 1] = 0.0
-                    b[CARDS_LEFT + s] = h.bit_count() / nt
-                if pb[s] != opb[s]:
-                    d = pb[s] ^ opb[s]
-                    if d & (d - 1) or d & opb[s]:
-                        _flip(b, PLAYED + CARDS * s, d, pb[s])
-                    else:  # one card more
-                        b[PLAYED + CARDS * s + d.bit_length() - 1] = 1.0
-            while pd:  # a played card is nobody's unseen card (and stays unseen to no one else)
-                low = pd & -pd
-                b[_UNSEEN_COL[low.bit_length() - 1]] = 0.0
-                pd ^= low
-            self.hands = hands[:]
-            self.played = played
-            self.played_by = pb[:]
-        phase = deal.phase
-        was = self.phase
-        if phase != was:
-            b[PHASE + was] = 0.0
-            b[PHASE + phase] = 1.0
-            self.phase = phase
-        tn = deal.trick_no
-        if tn != self.trick_no or phase != was:  # a trick was won (R5.3) or the deal moved on
-            self.trick_no = tn
-            i = min(tn, deal.num_tricks - 1)
-            if i != self.trick_i:
-                b[TRICK_NO + self.trick_i] = 0.0
-                b[TRICK_NO + i] = 1.0
-                self.trick_i = i
-            if deal.captured != self.captured:
-                self.captured = _sync_seat_masks(b, CAPTURED, deal.captured, self.captured)
-            if deal.tricks_won != self.tricks_won:
-                tw, nt = deal.tricks_won, self.nt
-                for s in range(4):
-                    b[TRICKS_WON + s] = tw[s] / nt
-                self.tricks_won = tw[:]
-            if deal.points != self.points:
-                pts = deal.points
-                for s in range(4):
-                    b[POINTS + s] = pts[s] / POINT_SCALE
-                self.points = pts[:]
-        if deal.excluded != self.excluded:
-            self.excluded = _sync_seat_masks(b, EXCLUDED, deal.excluded, self.excluded)
-        trick = deal.trick
-        leader = deal.leader
-        if trick != self.trick or leader != self.leader:
-            old = self.trick
-            start = 0
-            if leader == self.leader and trick[: len(old)] == old:
-                start = len(old)
-            else:
-                lo = self.leader
-                for k, c in enumerate(old):
-                    b[TRICK + CARDS * ((lo + k) & 3) + c] = 0.0
-            for k in range(start, len(trick)):
-                b[TRICK + CARDS * ((leader + k) & 3) + trick[k]] = 1.0
-            self.trick = trick[:]
-            if leader != self.leader:
-                if self.leader >= 0:
-                    b[LEADER + self.leader] = 0.0
-                if leader >= 0:
-                    b[LEADER + leader] = 1.0
-                self.leader = leader
-        m = -1 if phase == 4 else deal.to_move
-        if m != self.move:
-            if self.move >= 0:
-                b[TO_MOVE + self.move] = 0.0
-            if m >= 0:
-                b[TO_MOVE + m] = 1.0
-            self.move = m
-        if deal.hearts_broken != self.hearts_broken:
-            self.hearts_broken = deal.hearts_broken
-            b[HEARTS_BROKEN] = 1.0 if deal.hearts_broken else 0.0
-        if was != 2 or phase != 2:  # trick play (R4, R5) changes none of these
-            if deal.contract is not self.contract or deal.trump != self.trump or deal.fantan_rank != self.fantan_rank:
-                for i in self.centries:
-                    b[i] = 0.0
-                e = _contract_entries(deal)
-                for i in e:
-                    b[i] = 1.0
-                self.centries = e
-                self.contract, self.trump, self.fantan_rank = deal.contract, deal.trump, deal.fantan_rank
-            if (deal.doubles != self.doubles or deal.double_step != self.double_step
-                    or deal.must_double != self.must_double):  # fmt: skip
-                x = _double_bits(deal)
-                _flip(b, DOUBLES, x ^ self.dbits, x)
-                self.dbits = x
-                self.doubles = deal.doubles[:]
-                self.double_step = deal.double_step
-                self.must_double = deal.must_double
-            if deal.available is not self.available:
-                x = _names_bits(tuple(self.available))
-                y = _names_bits(tuple(deal.available))
-                _flip(b, AVAILABLE, x ^ y, y)
-                self.available = deal.available
-            if deal.playable != self.playable:
-                _flip(b, FANTAN_PLAYABLE, deal.playable ^ self.playable, deal.playable)
-                self.playable = deal.playable
-            if deal.finished != self.finished:
-                x = _finished_bits(self.finished)
-                y = _finished_bits(deal.finished)
-                _flip(b, FINISHED, x ^ y, y)
-                self.finished = deal.finished[:]
-            if deal.rules is not self.rules:
-                x = rules_bits(self.rules)
-                y = rules_bits(deal.rules)
-                _flip(b, 0, x ^ y, y)
-                self.rules = deal.rules
-            if deal.passes != self.passes:
-                ps, nt = deal.passes, self.nt
-                for s in range(4):
-                    b[PASSES + s] = ps[s] / nt
-                self.passes = ps[:]
-
-    def _one_card(self, deal: Deal, b: np.ndarray, hands: list[int], pb: list[int], played: int) -> bool:
-        """The fast path of :meth:`update` for one card played by the seat of the last history entry:
-        writes its entries and returns True; False (nothing written) for anything else."""
-        pd = played ^ self.played
-        hist = deal.history
-        if pd & (pd - 1) or played & pd != pd or not hist:
-            return False
-        p, c = hist[-1]
-        if c != pd.bit_length() - 1:
-            return False
-        old, opb = self.hands, self.played_by
-        h = hands[p]
-        if h != old[p] ^ pd or not old[p] & pd or pb[p] != opb[p] | pd or opb[p] & pd:
-            return False
-        # our copies with seat p's change applied must equal the engine's (no other seat changed)
-        old_h, old_pb = old[p], opb[p]
-        old[p], opb[p] = h, pb[p]
-        if hands != old or pb != opb:
-            old[p], opb[p] = old_h, old_pb
-            return False
-        b[HANDS_X + CARDS * p + c] = 0.0
-        b[CARDS_LEFT + p] = h.bit_count() / self.nt
-        b[PLAYED + CARDS * p + c] = 1.0
-        # a played card is nobody's unseen card: 4 scalar writes (cheaper than a fancy-index assignment)
-        u = UNSEEN_X + c
-        b[u] = 0.0
-        b[u + CARDS] = 0.0
-        b[u + 2 * CARDS] = 0.0
-        b[u + 3 * CARDS] = 0.0
-        self.played = played
-        return True
-
-    def _full(self, deal: Deal, match: Match | None) -> None:
-        if deal.rules.king:
-            raise ValueError("ObservationState holds the classic layout: use encode_any for Barbu King")
-        b = self.a
-        b[:OBS_SIZE] = encode(deal, 0, match)
-        b[VOID:VOID + 16] = 0.0
-        deck, played = deal.deck, deal.played
-        x = 0
-        for s in range(4):
-            h = deal.hands[s]
-            x |= h << (CARDS * s) | (deck & ~h & ~played) << (UNSEEN_X - HANDS_X + CARDS * s)
-        n = VOID_X - HANDS_X
-        b[HANDS_X:VOID_X] = np.unpackbits(np.frombuffer(x.to_bytes(n // 8, "little"), np.uint8), bitorder="little")
-        b[VOID_X:] = 0.0
-        self.void = [0, 0, 0, 0]
-        self.deal, self.match = deal, match
-        self.deal_no = match.deal_no if match is not None else 0
-        self.hands = deal.hands[:]
-        self.played = played
-        self.played_by = deal.played_by[:]
-        self.captured = deal.captured[:]
-        self.excluded = deal.excluded[:]
-        self.trick = deal.trick[:]
-        self.leader = deal.leader
-        self.phase = deal.phase
-        self.move = -1 if deal.phase == 4 else deal.to_move
-        self.trick_no = deal.trick_no
-        self.trick_i = min(deal.trick_no, deal.num_tricks - 1)
-        self.contract, self.trump, self.fantan_rank = deal.contract, deal.trump, deal.fantan_rank
-        self.centries = _contract_entries(deal)
-        self.doubles = deal.doubles[:]
-        self.double_step = deal.double_step
-        self.must_double = deal.must_double
-        self.dbits = _double_bits(deal)
-        self.available = deal.available
-        self.hearts_broken = deal.hearts_broken
-        self.playable = deal.playable
-        self.finished = deal.finished[:]
-        self.rules = deal.rules
-        self.tricks_won = deal.tricks_won[:]
-        self.points = deal.points[:]
-        self.passes = deal.passes[:]
-        self.nt = float(deal.num_tricks)
 
 
 # ================================================================================= any layout (King, n seats)
@@ -969,7 +610,7 @@ def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
 
 
 __all__ = [
-    "BIT_BLOCKS", "BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "Layout", "ObservationState", "assemble", "block",
+    "BIT_BLOCKS", "BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "Layout", "assemble", "block",
     "block_of", "deal_bits", "deal_numeric", "encode", "encode_any", "encode_bits", "encode_numeric", "layout",
     "match_bits", "match_numeric", "observation_bounds",
 ]  # fmt: skip

@@ -182,6 +182,24 @@ def test_observation_arrays_are_not_mutated_later():
     assert np.array_equal(first["observation"], kept[0]) and np.array_equal(first["action_mask"], kept[1])
 
 
+@pytest.mark.parametrize("contract", ["no_queens", "trumps:H", "fantan:7"])
+def test_observations_kept_through_a_deal_stay_unchanged(contract):
+    """Arrays handed out at every step (each agent's, on move or not) keep their values until the deal ends,
+    though the env updates its own buffers in place."""
+    e = barbu_env.raw_env(mode="deal", contract=contract)
+    e.reset(seed=3)
+    kept = []
+    for _agent in e.agent_iter():
+        for other in e.agents:
+            o = e.observe(other)
+            kept.append((o, {k: v.copy() for k, v in o.items()}))
+        obs, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    assert len(kept) > 200
+    for o, copy in kept:
+        assert all(np.array_equal(o[k], copy[k]) for k in copy)
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

@@ -14,6 +14,7 @@ from barbu_env.cards import SUIT_MASK, cards_of, parse_cards
 from barbu_env.contracts import CONTRACT_NAMES
 from barbu_env.engine import Deal, Match, sample_hidden
 from barbu_env.engine.doubling import doubling_order
+from barbu_env.obs_state import SeatObservations
 from barbu_env.rules import BOOL_OPTIONS, CHOICES, Rules
 
 
@@ -240,18 +241,17 @@ def test_encode_rejects_bad_seat():
     ],
 )
 def test_observation_state_equals_encode_after_every_step(rules, contract):
-    """ObservationState (one absolute vector, updated from the engine's changes) gives ``encode`` bit for
-    bit for every seat after every kind of step, whether a seat looks every step or only now and then."""
+    """SeatObservations (the seats' vectors, updated from the engine's changes) gives ``encode`` bit for
+    bit for every seat after every kind of step, whether seats look every step or only now and then."""
     rng = np.random.default_rng(11)
-    for g in range(4):
-        state = ob.ObservationState()
+    for g in range(6):
+        state = SeatObservations()
         deal = Deal.random(rng, g % 4, contract, rules)
-        looks = rng.random(4) * (g % 2)  # g even: every seat every step; odd: each seat at its own rate
+        looks = rng.random(4) * (g % 2) * (1 + g % 3)  # g even: every seat every step; odd: at its own rate
         while True:
-            state.update(deal)
             for seat in range(4):
                 if rng.random() >= looks[seat] or deal.is_over:
-                    got = state.gather(seat)
+                    got = state.observe(deal, seat)
                     assert got.dtype == np.float32 and np.array_equal(got, ob.encode(deal, seat)), (g, seat)
             if deal.is_over:
                 break
@@ -261,43 +261,38 @@ def test_observation_state_equals_encode_after_every_step(rules, contract):
 
 def test_observation_state_in_a_match_and_after_renege():
     """Across deals (a new Deal, match blocks change: R2, R6.4) and an R8.2 renege, and a state that
-    jumps between unrelated deals, the gathered vectors stay equal to ``encode``."""
+    jumps between unrelated deals, the vectors stay equal to ``encode``."""
     rng = np.random.default_rng(4)
     m = Match(Rules(ravage_city=True), rng, first_declarer=1)
-    state = ob.ObservationState()
+    state = SeatObservations()
     other = Deal.random(rng, 0, "no_queens", Rules())
     steps = 0
     while not m.is_over:
-        state.update(m.deal, m)
         seat = steps % 4
-        assert np.array_equal(state.gather(seat), ob.encode(m.deal, seat, m))
+        assert np.array_equal(state.observe(m.deal, seat, m), ob.encode(m.deal, seat, m))
         if steps % 37 == 0:  # an unrelated deal in between: rebuilt from scratch, then back
-            state.update(other)
-            assert np.array_equal(state.gather(seat), ob.encode(other, seat))
+            assert np.array_equal(state.observe(other, seat), ob.encode(other, seat))
         deal = m.deal
         if deal.phase == 2 and steps % 53 == 0:
             deal.renege(deal.to_move)  # R8.2: the deal ends at once
-            state.update(deal, m)
-            assert np.array_equal(state.gather(seat), ob.encode(deal, seat, m))
+            assert np.array_equal(state.observe(deal, seat, m), ob.encode(deal, seat, m))
             m.end_deal()
         else:
             legal = m.legal_actions()
             m.apply(legal[int(rng.integers(len(legal)))])
         steps += 1
-    state.update(m.deal, m)
     for seat in range(4):
-        assert np.array_equal(state.gather(seat), ob.encode(m.deal, seat, m))
+        assert np.array_equal(state.observe(m.deal, seat, m), ob.encode(m.deal, seat, m))
 
 
 def test_observation_state_hands_out_fresh_arrays():
     deal = Deal.random(np.random.default_rng(0), 0, "no_hearts", Rules())
-    state = ob.ObservationState()
-    state.update(deal)
-    first = state.gather(0)
-    kept = first.copy()
-    state.gather(0)[:] = 9.0  # scribbling on one vector changes neither the state nor earlier vectors
-    legal = deal.legal_actions()
-    deal.apply(legal[0])
-    state.update(deal)
-    assert np.array_equal(first, kept)
-    assert np.array_equal(state.gather(0), ob.encode(deal, 0))
+    state = SeatObservations()
+    first = [state.observe(deal, seat) for seat in range(4)]
+    kept = [o.copy() for o in first]
+    state.observe(deal, 0)[:] = 9.0  # scribbling on one vector changes neither the state nor earlier vectors
+    while not deal.is_over:
+        deal.apply(deal.legal_actions()[0])
+        state.observe(deal, deal.current_player if not deal.is_over else 0)
+    assert all(np.array_equal(f, k) for f, k in zip(first, kept))
+    assert np.array_equal(state.observe(deal, 0), ob.encode(deal, 0))
