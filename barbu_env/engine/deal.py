@@ -225,6 +225,8 @@ class Deal:
         # set by ``declare``: following is R5.1 only (no trumps, no R4.4 forcing); per trick index, the points
         # of winning it before its cards; the cards that score; the R4.2/R4.3 early-end cards
         "_plain_follow", "_trick_base", "_score_mask", "_end",
+        # phase == PLAY and _plain_follow: the fast path of apply / legal_actions
+        "_plain",
     )  # fmt: skip
 
     # ----------------------------------------------------------------- construction
@@ -323,7 +325,7 @@ class Deal:
         d.card_vals = d.pos_vals = ()
         d.force_king = False
         d.lead_hearts_rule = False
-        d._plain_follow = False
+        d._plain_follow = d._plain = False
         d._trick_base = ()
         d._score_mask = d._end = 0
         d.fantan_lo = [-1] * 4
@@ -458,28 +460,29 @@ class Deal:
 
     def legal_actions(self) -> list[int]:
         """The legal action ids of the player on move, ascending (the one legality function)."""
+        if self._plain:  # phase PLAY, following is R5.1 only: the hottest call of random play
+            m = self._legal
+            if m is None:  # the cache fill of legal_card_mask, inlined
+                hand = self.hands[self.to_move]
+                led = self.led
+                if led >= 0:
+                    f = hand & SUIT_MASK[led]
+                    if f:  # R5.1: follow suit; the list of one suit's cards is a single lookup
+                        self._legal = f
+                        return [*_SUIT_CARDS[led][f >> _SHIFT[led]]]
+                    m = hand
+                elif self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+                    m = hand & _NON_HEARTS or hand  # R4.1: a heart may be led only when holding only hearts
+                else:
+                    m = hand
+                self._legal = m
+            return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
         p = self.phase
         if p == PLAY:
             m = self._legal
             if m is None:
-                # the cache fill of legal_card_mask, inlined (this is the hottest call of random play)
                 hand = self.hands[self.to_move]
-                if self._plain_follow:
-                    led = self.led
-                    if led >= 0:
-                        f = hand & SUIT_MASK[led]
-                        if f:  # R5.1: follow suit; the list of one suit's cards is a single lookup
-                            self._legal = f
-                            return [*_SUIT_CARDS[led][f >> _SHIFT[led]]]
-                        m = hand
-                    elif self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
-                        m = hand & _NON_HEARTS or hand  # R4.1: a heart may be led only when holding only hearts
-                    else:
-                        m = hand
-                elif self.led >= 0:
-                    m = self._follow_mask(hand)  # _play_mask's follow branch, one call less
-                else:
-                    m = self._play_mask(hand)
+                m = self._follow_mask(hand) if self.led >= 0 else self._play_mask(hand)
                 self._legal = m
             return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
         if p == FANTAN_PLAY:
@@ -547,32 +550,21 @@ class Deal:
                 action = int(operator.index(action))  # numpy integers of any dtype -> int (bit shifts on masks)
             except TypeError:
                 raise self.illegal(action) from None
-        phase = self.phase
-        if phase == PLAY:
+        if self._plain:  # phase PLAY, following is R5.1 only (no trumps, no forced K♥): the hot path, inlined
             m = self._legal
             if m is None:
                 m = self.legal_card_mask()
             bit = _CARD_BIT.get(action, 0)  # a prebuilt int (no new one per card); 0 if not a card id
             if not m & bit:
                 raise self.illegal(action)
-            # the hand/history update, then _play_rest's plain-follow case inlined (one call less per card)
             p = self.to_move
             self.hands[p] ^= bit
             self.played_by[p] |= bit
             self.history.append(_MOVE[p][action])
             self._legal = None
-            if not self._plain_follow:
-                self._play_rest(p, action)
-                return
             trick = self.trick
             suit = action // 13
-            if not trick:  # lead; with no trumps only R4.1 tells something
-                self.leader = self.winner = p
-                self.led = suit
-                self.best = action
-                if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
-                    self.excluded[p] |= _NON_HEARTS
-            else:
+            if trick:
                 led = self.led
                 if suit == led:  # no trumps: the best card is the highest of the led suit (R5.2)
                     if action > self.best:
@@ -582,12 +574,33 @@ class Deal:
                     self.excluded[p] |= SUIT_MASK[led]
                     if suit == HEARTS:
                         self.hearts_broken = True
+            else:  # lead; with no trumps only R4.1 tells something
+                self.leader = self.winner = p
+                self.led = suit
+                self.best = action
+                if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+                    self.excluded[p] |= _NON_HEARTS
             trick.append(action)
             q = self._next_seat[p]
             if q != self.leader:
                 self.to_move = q
             else:  # play came back round to the leader: the trick is complete
                 self._end_trick(trick)
+            return
+        phase = self.phase
+        if phase == PLAY:  # trumps or R4.4 forced K♥
+            m = self._legal
+            if m is None:
+                m = self.legal_card_mask()
+            bit = _CARD_BIT.get(action, 0)
+            if not m & bit:
+                raise self.illegal(action)
+            p = self.to_move
+            self.hands[p] ^= bit
+            self.played_by[p] |= bit
+            self.history.append(_MOVE[p][action])
+            self._legal = None
+            self._play_rest(p, action)
         elif phase == FANTAN_PLAY:
             m = self._legal
             if m is None:
@@ -682,6 +695,7 @@ class Deal:
                         self.playable |= (1 << (c + 1)) & self.deck
         else:
             self.phase = PLAY
+            self._plain = self._plain_follow
 
     def _play_rest(self, p: int, c: int) -> None:
         """The trick part of playing card ``c`` by seat ``p`` (R5), after ``apply`` updated the hand and
@@ -839,6 +853,7 @@ class Deal:
         self.scores = list(map(operator.add, scores, self.settlement))  # element-wise sum, in C
         self.phase = OVER
         self._legal = None
+        self._plain = False
 
     def renege(self, seat: int) -> None:
         """R8.2 penalty: ``seat`` loses the absolute contract total, no one else scores, doubles are
@@ -856,6 +871,7 @@ class Deal:
         self.reneged = seat
         self.phase = OVER
         self._legal = None
+        self._plain = False
 
     # ----------------------------------------------------------------- display
     def __repr__(self) -> str:
