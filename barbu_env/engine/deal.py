@@ -736,10 +736,12 @@ class Deal:
     def _end_trick(self, trick: list[int]) -> None:
         """The trick is complete: score it, start the next one or finish the deal (R5.2, R5.3)."""
         w = self.winner
-        captured = self.captured
-        # the trick's cards: every card played minus those of earlier tricks (disjoint masks: sums are unions)
-        played = sum(self.played_by)
-        tm = played - sum(captured)
+        # the trick's cards (distinct bits: the sum is their union); four unpacked beat sum() calls
+        if len(trick) == 4:
+            a, b, c, d = trick
+            tm = _BIT[a] + _BIT[b] + _BIT[c] + _BIT[d]
+        else:
+            tm = sum(map(_BIT.__getitem__, trick))
         k = self.trick_no
         pts = self._trick_base[k]
         if tm & self._score_mask:  # only tricks holding a scoring card need the per-card sum
@@ -747,7 +749,7 @@ class Deal:
             for c in trick:
                 pts += vals[c]
         self.points[w] += pts
-        captured[w] |= tm
+        self.captured[w] |= tm
         self.tricks_won[w] += 1
         k += 1
         self.trick_no = k
@@ -756,8 +758,9 @@ class Deal:
         self.led = self.best = self.winner = self.top_trump = -1
         self.leader = self.to_move = w
         end = self._end
-        if k == self.num_tricks or (end and played & end == end):  # R4.2 / R4.3 early ends
-            # (after this trick every played card has been captured)
+        # R4.2 / R4.3 early ends: only a trick holding one of the cards can complete them; after this trick
+        # every played card has been captured
+        if k == self.num_tricks or (end and tm & end and sum(self.played_by) & end == end):
             self._finish()
 
     def _infer_follow(self, p: int, c: int, suit: int) -> None:
