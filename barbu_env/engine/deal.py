@@ -47,7 +47,7 @@ from ..cards import (
 )
 from ..contracts import FANTAN, Contract, contract_table, ravage_scores
 from ..rules import Rules
-from .doubling import REL_TO_ABS, doubling_order, legal_double_ids, settlement, split_scores
+from .doubling import REL_TO_ABS, legal_double_ids, settlement, split_scores
 
 
 class Phase(IntEnum):
@@ -204,6 +204,9 @@ def _rule_consts(rules: Rules) -> _RuleConsts:
         )  # fmt: skip
     return e
 
+
+#: ``(rules.doubling, positive, declarer, must_double)`` -> each defender seat's legal doubling actions.
+_DEFENDER_DOUBLES: dict[tuple[str, bool, int, int], tuple[tuple[int, ...], ...]] = {}
 
 #: ``RANK_MASK[r]``: the four cards of rank ``r``.
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
@@ -495,21 +498,36 @@ class Deal:
             if self._free_pass:
                 out.append(PASS)
             return out
-        if p == DECLARE:
-            return self._legal_declarations()
         if p == DOUBLE:
             t = self._legal_doubles
             if t is None:
                 t = self._legal_doubles = self._double_ids()
             return list(t)
+        if p == DECLARE:
+            return self._legal_declarations()
         return []
 
     def _double_ids(self) -> tuple[int, ...]:
         """The legal doubling actions of the player on move (R6), as a shared tuple (cached by the callers in
         ``_legal_doubles`` until the next action)."""
         seat = self.to_move
-        must = bool(self.must_double >> seat & 1) and seat != self.declarer
-        return legal_double_ids(self._rules, seat, self.declarer, self.contract.positive, self.doubles, must)
+        decl = self.declarer
+        rules = self._rules
+        positive = self.contract.positive
+        if seat == decl:  # depends on who doubled the declarer; no R6.4 duty
+            return legal_double_ids(rules, seat, decl, positive, self.doubles, False)
+        # a defender's choice is fixed for the whole doubling phase: one row of tuples per set-up
+        key = (rules.doubling, positive, decl, self.must_double)
+        row = _DEFENDER_DOUBLES.get(key)
+        if row is None:
+            if len(_DEFENDER_DOUBLES) >= 1024:
+                _DEFENDER_DOUBLES.clear()
+            must = self.must_double
+            row = _DEFENDER_DOUBLES[key] = tuple(
+                legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else ()
+                for s in range(4)
+            )
+        return row[seat]
 
     def _legal_declarations(self) -> list[int]:
         out = []
@@ -613,11 +631,6 @@ class Deal:
                 self._fantan_card(action)
             else:
                 raise self.illegal(action)
-        elif phase == DECLARE:
-            if action not in self._legal_declarations():
-                raise self.illegal(action)
-            self.history.append((self.to_move, action))
-            self.declare(action)
         elif phase == DOUBLE:
             t = self._legal_doubles
             if t is None:
@@ -625,6 +638,11 @@ class Deal:
             if action not in t:
                 raise self.illegal(action)
             self._double(action)
+        elif phase == DECLARE:
+            if action not in self._legal_declarations():
+                raise self.illegal(action)
+            self.history.append((self.to_move, action))
+            self.declare(action)
         else:
             raise self.illegal(action)
 
@@ -656,16 +674,16 @@ class Deal:
         else:
             self.phase = DOUBLE
             self.double_step = 0
-            self.to_move = doubling_order(self.declarer)[0]
+            self.to_move = (self.declarer + 1) % 4  # doubling_order(declarer)[0]
 
     def _double(self, action: int) -> None:
         seat = self.to_move
         self.history.append((seat, action))
         self.doubles[seat] = REL_TO_ABS[seat][DOUBLE_SUBSETS[action - DOUBLE_BASE]]
-        self.double_step += 1
+        step = self.double_step = self.double_step + 1
         self._legal = self._legal_doubles = None
-        if self.double_step < 4:
-            self.to_move = (self.declarer + 1 + self.double_step) % 4  # doubling_order(declarer)[step]
+        if step < 4:
+            self.to_move = (self.declarer + 1 + step) % 4  # doubling_order(declarer)[step]
             return
         if self._rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
             self.split = True  # R6.6: the deal is not played
