@@ -222,7 +222,7 @@ class Deal:
         "tricks_won", "points", "played_by", "excluded", "hearts_broken", "card_vals",
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
-        "reneged", "split", "n", "_next_seat", "_legal", "_legal_doubles",
+        "reneged", "split", "n", "_next_seat", "_mask", "_cards", "_legal_doubles",
         # rule options read during play, as plain flags (set with ``rules``, see its setter)
         "_until_broken", "_trump_must", "_overtrump", "_forced_pass", "_free_pass", "_ace_again",
         # set by ``declare``: following is R5.1 only (no trumps, no R4.4 forcing); per trick index, the points
@@ -341,7 +341,7 @@ class Deal:
         d.contract_scores = d.settlement = d.scores = None
         d.reneged = -1
         d.split = False
-        d._legal = d._legal_doubles = None
+        d._mask = d._cards = d._legal_doubles = None
         if contract is not None:
             d.declare(contract)
         return d
@@ -356,6 +356,17 @@ class Deal:
         self._rules = rules
         (self._until_broken, self._trump_must, self._overtrump, self._forced_pass, self._free_pass,
          self._ace_again) = _rule_consts(rules)[5]  # fmt: skip
+
+    @property
+    def _legal(self) -> int | None:
+        """The cached legal card mask (``None`` when not computed); assigning ``None`` drops every cached
+        legality answer (callers that change ``hands`` do so)."""
+        return self._mask
+
+    @_legal.setter
+    def _legal(self, value: int | None) -> None:
+        self._mask = value
+        self._cards = None
 
     def clone(self) -> Deal:
         """An independent copy (cheap: ints are shared, the short lists are copied)."""
@@ -404,7 +415,7 @@ class Deal:
     def legal_card_mask(self) -> int:
         """Mask of the cards the player on move may play (trick play, R4.1, R4.4, R5.1, R5.4, R5.5;
         Fantan, R7.2). Cached until the next action."""
-        m = self._legal
+        m = self._mask
         if m is not None:
             return m
         hand = self.hands[self.to_move]
@@ -415,7 +426,8 @@ class Deal:
             m = hand & self.playable
         else:
             m = 0
-        self._legal = m
+        self._mask = m
+        self._cards = None  # at most one of the two caches is set (apply clears only the one it used)
         return m
 
     def _play_mask(self, hand: int) -> int:
@@ -464,34 +476,34 @@ class Deal:
     def legal_actions(self) -> list[int]:
         """The legal action ids of the player on move, ascending (the one legality function)."""
         if self._plain:  # phase PLAY, following is R5.1 only: the hottest call of random play
-            m = self._legal
-            if m is None:  # the cache fill of legal_card_mask, inlined
+            m = self._mask
+            if m is None:  # the cache fill of legal_card_mask, inlined (a cached _cards is simply refilled)
                 hand = self.hands[self.to_move]
                 led = self.led
                 if led >= 0:
-                    f = hand & SUIT_MASK[led]
-                    if f:  # R5.1: follow suit; the list of one suit's cards is a single lookup
-                        self._legal = f
-                        return [*_SUIT_CARDS[led][f >> _SHIFT[led]]]
+                    t = _SUIT_CARDS[led][hand >> _SHIFT[led] & 8191]
+                    if t:  # R5.1: follow suit; the tuple of one suit's cards, cached for apply's check
+                        self._cards = t
+                        return [*t]
                     m = hand
                 elif self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
                     m = hand & _NON_HEARTS or hand  # R4.1: a heart may be led only when holding only hearts
                 else:
                     m = hand
-                self._legal = m
+                self._mask = m
             return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
         p = self.phase
         if p == PLAY:
-            m = self._legal
+            m = self._mask
             if m is None:
                 hand = self.hands[self.to_move]
                 m = self._follow_mask(hand) if self.led >= 0 else self._play_mask(hand)
-                self._legal = m
+                self._mask = m
             return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
         if p == FANTAN_PLAY:
-            m = self._legal
+            m = self._mask
             if m is None:
-                m = self._legal = self.hands[self.to_move] & self.playable
+                m = self._mask = self.hands[self.to_move] & self.playable
             if not m:
                 return [PASS]  # R7.3
             out = [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
@@ -569,17 +581,24 @@ class Deal:
             except TypeError:
                 raise self.illegal(action) from None
         if self._plain:  # phase PLAY, following is R5.1 only (no trumps, no forced K♥): the hot path, inlined
-            m = self._legal
-            if m is None:
-                m = self.legal_card_mask()
-            bit = _CARD_BIT.get(action, 0)  # a prebuilt int (no new one per card); 0 if not a card id
-            if not m & bit:
-                raise self.illegal(action)
+            t = self._cards
+            if t is not None:  # the follow cards legal_actions listed: a tuple test beats mask arithmetic
+                if action not in t:
+                    raise self.illegal(action)
+                bit = _BIT[action]
+                self._cards = None  # (_mask is None: at most one of the two caches is set)
+            else:
+                m = self._mask
+                if m is None:
+                    m = self.legal_card_mask()
+                bit = _CARD_BIT.get(action, 0)  # a prebuilt int (no new one per card); 0 if not a card id
+                if not m & bit:
+                    raise self.illegal(action)
+                self._mask = None
             p = self.to_move
             self.hands[p] ^= bit
             self.played_by[p] |= bit
             self.history.append(_MOVE[p][action])
-            self._legal = None
             trick = self.trick
             suit = action // 13
             if trick:
@@ -607,7 +626,7 @@ class Deal:
             return
         phase = self.phase
         if phase == PLAY:  # trumps or R4.4 forced K♥
-            m = self._legal
+            m = self._mask
             if m is None:
                 m = self.legal_card_mask()
             bit = _CARD_BIT.get(action, 0)
@@ -617,10 +636,10 @@ class Deal:
             self.hands[p] ^= bit
             self.played_by[p] |= bit
             self.history.append(_MOVE[p][action])
-            self._legal = None
+            self._mask = None
             self._play_rest(p, action)
         elif phase == FANTAN_PLAY:
-            m = self._legal
+            m = self._mask
             if m is None:
                 m = self.legal_card_mask()
             if action == PASS:
@@ -668,7 +687,7 @@ class Deal:
         self.lead_hearts_rule = c.hearts_lead and rules.hearts_lead != "free"
         self._plain_follow = trump < 0 and not self.force_king
         self._end = c.end_when_captured
-        self._legal = self._legal_doubles = None
+        self._mask = self._legal_doubles = None
         if rules.doubling == "off":
             self._start_play()
         else:
@@ -681,7 +700,7 @@ class Deal:
         self.history.append((seat, action))
         self.doubles[seat] = REL_TO_ABS[seat][DOUBLE_SUBSETS[action - DOUBLE_BASE]]
         step = self.double_step = self.double_step + 1
-        self._legal = self._legal_doubles = None
+        self._mask = self._legal_doubles = None
         if step < 4:
             self.to_move = (self.declarer + 1 + step) % 4  # doubling_order(declarer)[step]
             return
@@ -696,7 +715,7 @@ class Deal:
 
     def _start_play(self) -> None:
         self.to_move = self.leader = self.declarer  # R2.3: the declarer leads / plays first
-        self._legal = None
+        self._mask = None
         if self.contract.play == FANTAN:
             self.phase = FANTAN_PLAY
             r = self.fantan_rank
@@ -805,7 +824,7 @@ class Deal:
         hands[p] ^= bit
         self.played_by[p] |= bit
         self.history.append(_MOVE[p][c])
-        self._legal = None
+        self._mask = None
         s = c // 13
         r = c - 13 * s  # (no divmod call and tuple)
         pl = self.playable & ~bit
@@ -847,7 +866,7 @@ class Deal:
         self.passes[p] += 1
         if self._forced_pass:  # R7.3: a pass proves no playable card
             self.excluded[p] |= self.playable
-        self._legal = None
+        self._mask = None
         self._next_fantan_player(p)
 
     def _next_fantan_player(self, p: int) -> None:
@@ -873,7 +892,7 @@ class Deal:
         self.settlement = settlement(scores, self.doubles)
         self.scores = list(map(operator.add, scores, self.settlement))  # element-wise sum, in C
         self.phase = OVER
-        self._legal = None
+        self._mask = self._cards = None
         self._plain = False
 
     def renege(self, seat: int) -> None:
@@ -891,7 +910,7 @@ class Deal:
         self.scores = list(self.contract_scores)
         self.reneged = seat
         self.phase = OVER
-        self._legal = None
+        self._mask = self._cards = None
         self._plain = False
 
     # ----------------------------------------------------------------- display
