@@ -75,6 +75,8 @@ _SHIFT = (0, 13, 26, 39)  # bit offset of each suit in a card mask
 _BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))  # _BIT[c] == 1 << c, made once
 #: ``_CARD_BIT.get(a, 0)``: the bit of card id ``a``, 0 for any other int (one lookup tests the range too)
 _CARD_BIT: dict[int, int] = dict(enumerate(_BIT))
+#: ``_BELOW[c]``: the bit of the card one rank below ``c`` in its suit, 0 for a two (Fantan builds down, R7.2)
+_BELOW: tuple[int, ...] = tuple(1 << (c - 1) if c % 13 else 0 for c in range(NUM_CARDS))
 #: ``_MOVE[seat][card]`` == ``(seat, card)``: history entries made once (no new tuple per card; 5 seats at most)
 _MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(tuple((s, c) for c in range(NUM_CARDS)) for s in range(5))
 
@@ -642,12 +644,13 @@ class Deal:
             m = self._mask
             if m is None:
                 m = self.legal_card_mask()
-            if action == PASS:
+            bit = _CARD_BIT.get(action, 0)
+            if m & bit:
+                self._fantan_card(action, bit)
+            elif action == PASS:
                 if m and self._forced_pass:
                     raise self.illegal(action)
                 self._fantan_pass()
-            elif m & _CARD_BIT.get(action, 0):
-                self._fantan_card(action)
             else:
                 raise self.illegal(action)
         elif phase == DOUBLE:
@@ -719,7 +722,7 @@ class Deal:
         if self.contract.play == FANTAN:
             self.phase = FANTAN_PLAY
             r = self.fantan_rank
-            self.playable = sum(1 << (13 * s + r) for s in range(4)) & self.deck
+            self.playable = RANK_MASK[r] & self.deck
             for s in range(4):
                 if not self.deck >> (13 * s + r) & 1 and self.deck & SUIT_MASK[s]:
                     # R11.4 Decision: a start card taken out of the pack (2♣ / 2♦ with 3 or 5 players)
@@ -817,9 +820,9 @@ class Deal:
         if ex:
             self.excluded[p] |= ex
 
-    def _fantan_card(self, c: int) -> None:
+    def _fantan_card(self, c: int, bit: int) -> None:
+        """Seat on move plays the legal card ``c`` (bit ``bit``) in Fantan (R7.2, R7.4, R7.5)."""
         p = self.to_move
-        bit = _BIT[c]
         hands = self.hands
         hands[p] ^= bit
         self.played_by[p] |= bit
@@ -827,18 +830,20 @@ class Deal:
         self._mask = None
         s = c // 13
         r = c - 13 * s  # (no divmod call and tuple)
-        pl = self.playable & ~bit
+        pl = self.playable ^ bit  # a legal card is playable: XOR clears it
         lo = self.fantan_lo
         if lo[s] < 0:  # R7.2: the starting card opens its suit both ways
             lo[s] = self.fantan_hi[s] = r
-            if r > 0 and self.deck >> (c - 1) & 1:
-                pl |= bit >> 1
+            down = _BELOW[c]
+            if down & self.deck:
+                pl |= down
             if r < ACE:
                 pl |= bit << 1
         elif r < lo[s]:
             lo[s] = r
-            if r > 0 and self.deck >> (c - 1) & 1:
-                pl |= bit >> 1
+            down = _BELOW[c]
+            if down & self.deck:
+                pl |= down
         else:
             self.fantan_hi[s] = r
             if r < ACE:
@@ -867,10 +872,7 @@ class Deal:
         if self._forced_pass:  # R7.3: a pass proves no playable card
             self.excluded[p] |= self.playable
         self._mask = None
-        self._next_fantan_player(p)
-
-    def _next_fantan_player(self, p: int) -> None:
-        nxt = self._next_seat
+        nxt = self._next_seat  # _next_fantan_player inlined
         hands = self.hands
         q = nxt[p]
         while not hands[q]:  # R7.4: players out are skipped
