@@ -141,21 +141,22 @@ def deal_hands(rng: np.random.Generator, rules: Rules) -> list[int]:
 
 
 def _deal_masks(rng: np.random.Generator, deck: int, players: int) -> list[int]:
-    # ``rng.shuffle`` of the deck's card bits draws exactly what ``rng.permutation(len(deck))`` draws
-    # (permutation shuffles an arange), so the hands are the same as dealing ``cards[permutation]``;
-    # a sum of distinct powers of two is their OR.
+    # ``rng.shuffle`` of a list draws exactly what it draws for an array (and ``rng.permutation(len(deck))``,
+    # which shuffles an arange): the same Fisher-Yates swaps, so the hands are those of dealing
+    # ``cards[permutation]``; a list skips the array path's set-up. A sum of distinct powers of two is their OR.
     bits = _DECK_BITS.get(deck)
     if bits is None:
-        bits = _DECK_BITS[deck] = np.left_shift(np.uint64(1), np.array(cards_of(deck), dtype=np.uint64))
-    shuffled = bits.copy()
-    rng.shuffle(shuffled)
-    return _ADD(shuffled.reshape(players, -1), 1).tolist()  # ufunc.reduce: no ndarray.sum wrapper
+        bits = _DECK_BITS[deck] = [1 << c for c in cards_of(deck)]
+    s = bits[:]
+    rng.shuffle(s)
+    if players == 4:
+        k = len(s) >> 2
+        return [sum(s[:k]), sum(s[k : 2 * k]), sum(s[2 * k : 3 * k]), sum(s[3 * k :])]
+    k = len(s) // players
+    return [sum(s[i : i + k]) for i in range(0, len(s), k)]
 
 
-_ADD = np.add.reduce
-
-
-_DECK_BITS: dict[int, np.ndarray] = {}  # deck mask -> uint64 bit of each of its cards, ascending
+_DECK_BITS: dict[int, list[int]] = {}  # deck mask -> the bit of each of its cards, ascending
 _DEFAULT_RULES = Rules()
 #: ``(rules, deck, players, hand_size, contract table, play flags, next seat of each seat)``: what a new deal
 #: derives from its rules.
