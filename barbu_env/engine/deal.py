@@ -778,18 +778,20 @@ class Deal:
         """The trick is complete: score it, start the next one or finish the deal (R5.2, R5.3)."""
         w = self.winner
         # the trick's cards (distinct bits: the sum is their union); four unpacked beat sum() calls
-        if len(trick) == 4:
+        if self.n == 4:
             a, b, c, d = trick
             tm = _BIT[a] + _BIT[b] + _BIT[c] + _BIT[d]
         else:
             tm = sum(map(_BIT.__getitem__, trick))
         k = self.trick_no
         pts = self._trick_base[k]
-        if tm & self._score_mask:  # only tricks holding a scoring card need the per-card sum
+        sm = self._score_mask
+        if sm and tm & sm:  # only tricks holding a scoring card need the per-card sum
             vals = self.card_vals
             for c in trick:
                 pts += vals[c]
-        self.points[w] += pts
+        if pts:
+            self.points[w] += pts
         self.captured[w] |= tm
         self.tricks_won[w] += 1
         k += 1
