@@ -77,6 +77,8 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))  # _BIT[c] == 1 
 _CARD_BIT: dict[int, int] = dict(enumerate(_BIT))
 #: ``_BELOW[c]``: the bit of the card one rank below ``c`` in its suit, 0 for a two (Fantan builds down, R7.2)
 _BELOW: tuple[int, ...] = tuple(1 << (c - 1) if c % 13 else 0 for c in range(NUM_CARDS))
+#: ``_RANKS_ABOVE[c]``: the 13-bit rank mask of the ranks above card ``c``'s (``above(c)`` within its suit)
+_RANKS_ABOVE: tuple[int, ...] = tuple(8191 & ~((2 << (c % 13)) - 1) for c in range(NUM_CARDS))
 #: ``_MOVE[seat][card]`` == ``(seat, card)``: history entries made once (no new tuple per card; 5 seats at most)
 _MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(tuple((s, c) for c in range(NUM_CARDS)) for s in range(5))
 
@@ -476,6 +478,36 @@ class Deal:
             return _KH  # R4.4 forced: a void holder of the K♥ must discard it
         return hand
 
+    def _trump_cards(self, hand: int) -> tuple[int, ...] | None:
+        """The legal cards of ``hand`` in a trumps contract without the R4.1 lead rule, as a one-suit tuple, or
+        ``None`` when the whole hand is legal (``_play_mask`` / ``_follow_mask`` in 13-bit rank masks)."""
+        trump = self.trump
+        led = self.led
+        if led < 0:  # lead: R5.4, a player who can lead a trump must
+            if self._trump_must:
+                r = hand >> _SHIFT[trump] & 8191
+                if r:
+                    return _SUIT_CARDS[trump][r]
+            return None
+        r = hand >> _SHIFT[led] & 8191
+        if r:  # R5.1: follow suit
+            if led == trump and self._overtrump:
+                top = self.top_trump
+                if top >= 0:
+                    hi = r & _RANKS_ABOVE[top]
+                    if hi:  # R5.5 option overtrump
+                        r = hi
+            return _SUIT_CARDS[led][r]
+        r = hand >> _SHIFT[trump] & 8191
+        if r:
+            top = self.top_trump
+            if top < 0:
+                return _SUIT_CARDS[trump][r]  # R5.5: must trump
+            hi = r & _RANKS_ABOVE[top]
+            if hi:  # must trump; with overtrump=yes, must beat the trick's trumps
+                return _SUIT_CARDS[trump][hi if self._overtrump else r]
+        return None  # void in both (or every trump held is below the trick's): free
+
     def legal_actions(self) -> list[int]:
         """The legal action ids of the player on move, ascending (the one legality function)."""
         if self._plain:  # phase PLAY, following is R5.1 only: the hottest call of random play
@@ -496,11 +528,18 @@ class Deal:
                 self._mask = m
             return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
         p = self.phase
-        if p == PLAY:
+        if p == PLAY:  # trumps or R4.4 forced K♥
             m = self._mask
             if m is None:
                 hand = self.hands[self.to_move]
-                m = self._follow_mask(hand) if self.led >= 0 else self._play_mask(hand)
+                if self.trump >= 0 and not self.lead_hearts_rule:
+                    t = self._trump_cards(hand)
+                    if t is not None:  # the legal cards lie in one suit: cached for apply's check
+                        self._cards = t
+                        return [*t]
+                    m = hand
+                else:
+                    m = self._follow_mask(hand) if self.led >= 0 else self._play_mask(hand)
                 self._mask = m
             return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
         if p == FANTAN_PLAY:
@@ -629,17 +668,24 @@ class Deal:
             return
         phase = self.phase
         if phase == PLAY:  # trumps or R4.4 forced K♥
-            m = self._mask
-            if m is None:
-                m = self.legal_card_mask()
-            bit = _CARD_BIT.get(action, 0)
-            if not m & bit:
-                raise self.illegal(action)
+            t = self._cards
+            if t is not None:  # the one-suit legal cards legal_actions listed
+                if action not in t:
+                    raise self.illegal(action)
+                bit = _BIT[action]
+                self._cards = None
+            else:
+                m = self._mask
+                if m is None:
+                    m = self.legal_card_mask()
+                bit = _CARD_BIT.get(action, 0)
+                if not m & bit:
+                    raise self.illegal(action)
+                self._mask = None
             p = self.to_move
             self.hands[p] ^= bit
             self.played_by[p] |= bit
             self.history.append(_MOVE[p][action])
-            self._mask = None
             self._play_rest(p, action)
         elif phase == FANTAN_PLAY:
             m = self._mask
