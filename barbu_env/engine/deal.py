@@ -153,7 +153,8 @@ def _deal_masks(rng: np.random.Generator, deck: int, players: int) -> list[int]:
     rng.shuffle(s)
     if players == 4:
         k = len(s) >> 2
-        return [sum(s[:k]), sum(s[k : 2 * k]), sum(s[2 * k : 3 * k]), sum(s[3 * k :])]
+        a, b, c = sum(s[:k]), sum(s[k : 2 * k]), sum(s[2 * k : 3 * k])
+        return [a, b, c, deck - a - b - c]  # the last hand is the rest of the deck (one sum() less)
     k = len(s) // players
     return [sum(s[i : i + k]) for i in range(0, len(s), k)]
 
