@@ -707,7 +707,15 @@ class Deal:
                 t = self._legal_doubles = self._double_ids()
             if action not in t:
                 raise self.illegal(action)
-            self._double(action)
+            p = self.to_move  # the doubling step, inlined (one call less per decision)
+            self.history.append((p, action))
+            self.doubles[p] = REL_TO_ABS[p][DOUBLE_SUBSETS[action - DOUBLE_BASE]]
+            self.double_step += 1
+            self._mask = self._legal_doubles = None
+            if self.double_step < 4:
+                self.to_move = (self.declarer + 1 + self.double_step) % 4  # doubling_order(declarer)[step]
+            else:
+                self._end_doubling()
         elif phase == DECLARE:
             if action not in self._legal_declarations():
                 raise self.illegal(action)
@@ -746,15 +754,8 @@ class Deal:
             self.double_step = 0
             self.to_move = (self.declarer + 1) % 4  # doubling_order(declarer)[0]
 
-    def _double(self, action: int) -> None:
-        seat = self.to_move
-        self.history.append((seat, action))
-        self.doubles[seat] = REL_TO_ABS[seat][DOUBLE_SUBSETS[action - DOUBLE_BASE]]
-        step = self.double_step = self.double_step + 1
-        self._mask = self._legal_doubles = None
-        if step < 4:
-            self.to_move = (self.declarer + 1 + step) % 4  # doubling_order(declarer)[step]
-            return
+    def _end_doubling(self) -> None:
+        """All four have doubled (R6.1): play starts, or the R6.6 split ends an undoubled negative deal."""
         if self._rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
             self.split = True  # R6.6: the deal is not played
             self.contract_scores = split_scores(self.contract.total(self.rules), self.declarer)
