@@ -732,16 +732,21 @@ class Deal:
         if isinstance(contract, Contract):
             name, trump, rank = contract.name, -1, -1
             self.table = {name: contract}
-        else:
-            name, trump, rank = parse_contract(contract)
-        if name not in self.table:
+        else:  # parse_contract, its cache hit inlined for texts
+            parsed = _PARSED.get(contract) if type(contract) is str else None
+            name, trump, rank = parsed if parsed is not None else parse_contract(contract)
+        c = self.table.get(name)
+        if c is None:
             raise ValueError(f"contract {name!r} is not played under these rules: valid are {list(self.table)}")
         if rank >= 0 and not self.deck & RANK_MASK[rank]:
             raise ValueError(f"Fantan rank {'23456789TJQKA'[rank]} is not in the {self.rules.deck_size}-card deck")
-        c = self.table[name]
         rules = self._rules
         self.contract, self.trump, self.fantan_rank = c, trump, rank
-        _, self.card_vals, self.pos_vals, self._trick_base, self._score_mask = _contract_consts(c, self.num_tricks)
+        nt = self.num_tricks
+        e = _CONTRACT_CONSTS.get((id(c), nt))  # _contract_consts, its cache hit inlined
+        if e is None or e[0] is not c:
+            e = _contract_consts(c, nt)
+        _, self.card_vals, self.pos_vals, self._trick_base, self._score_mask = e
         self.force_king = rules.king_discard == "forced" and name == "no_king"
         self.lead_hearts_rule = c.hearts_lead and rules.hearts_lead != "free"
         self._plain_follow = trump < 0 and not self.force_king
