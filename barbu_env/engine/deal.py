@@ -639,8 +639,8 @@ class Deal:
                     raise self.illegal(action)
                 self._mask = None
             p = self.to_move
-            self.hands[p] ^= bit
-            self.played_by[p] |= bit
+            self.hands[p] -= bit  # (the interpreter specialises int + and -; the card is in the hand,
+            self.played_by[p] += bit  # not yet played: the same as ^= and |=)
             self.history.append(_MOVE[p][action])
             trick = self.trick
             suit = action // 13
@@ -684,8 +684,8 @@ class Deal:
                     raise self.illegal(action)
                 self._mask = None
             p = self.to_move
-            self.hands[p] ^= bit
-            self.played_by[p] |= bit
+            self.hands[p] -= bit  # (the interpreter specialises int + and -; the card is in the hand,
+            self.played_by[p] += bit  # not yet played: the same as ^= and |=)
             self.history.append(_MOVE[p][action])
             self._play_rest(p, action)
         elif phase == FANTAN_PLAY:
@@ -845,7 +845,7 @@ class Deal:
                 pts += vals[c]
         if pts:
             self.points[w] += pts
-        self.captured[w] |= tm
+        self.captured[w] += tm  # (no card is captured twice: the same as |=)
         self.tricks_won[w] += 1
         k += 1
         self.trick_no = k
@@ -880,8 +880,8 @@ class Deal:
         """Seat on move plays the legal card ``c`` (bit ``bit``) in Fantan (R7.2, R7.4, R7.5)."""
         p = self.to_move
         hands = self.hands
-        hands[p] ^= bit
-        self.played_by[p] |= bit
+        hands[p] -= bit  # (see apply)
+        self.played_by[p] += bit
         self.history.append(_MOVE[p][c])
         self._mask = None
         s = c // 13
