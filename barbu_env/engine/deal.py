@@ -75,6 +75,9 @@ _SHIFT = (0, 13, 26, 39)  # bit offset of each suit in a card mask
 _BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))  # _BIT[c] == 1 << c, made once
 #: ``_CARD_BIT.get(a, 0)``: the bit of card id ``a``, 0 for any other int (one lookup tests the range too)
 _CARD_BIT: dict[int, int] = dict(enumerate(_BIT))
+#: ``_SUIT[c]``, ``_RANK[c]``: ``c // 13`` and ``c % 13`` as lookups (int division is not specialised, indexing is)
+_SUIT: tuple[int, ...] = tuple(c // 13 for c in range(NUM_CARDS))
+_RANK: tuple[int, ...] = tuple(c % 13 for c in range(NUM_CARDS))
 #: ``_BELOW[c]``: the bit of the card one rank below ``c`` in its suit, 0 for a two (Fantan builds down, R7.2)
 _BELOW: tuple[int, ...] = tuple(1 << (c - 1) if c % 13 else 0 for c in range(NUM_CARDS))
 #: ``_RANKS_ABOVE[c]``: the 13-bit rank mask of the ranks above card ``c``'s (``above(c)`` within its suit)
@@ -643,7 +646,7 @@ class Deal:
             self.played_by[p] += bit  # not yet played: the same as ^= and |=)
             self.history.append(_MOVE[p][action])
             trick = self.trick
-            suit = action // 13
+            suit = _SUIT[action]
             if trick:
                 led = self.led
                 if suit == led:  # no trumps: the best card is the highest of the led suit (R5.2)
@@ -794,7 +797,7 @@ class Deal:
     def _play_rest(self, p: int, c: int) -> None:
         """The trick part of playing card ``c`` by seat ``p`` (R5), after ``apply`` updated the hand and
         history; ``apply`` inlines this for plain contracts (no trumps, no forced K♥)."""
-        suit = c // 13
+        suit = _SUIT[c]
         trick = self.trick
         trump = self.trump
         if not trick:  # lead: what the lead rules reveal (R4.1, R5.4)
@@ -813,7 +816,7 @@ class Deal:
             if suit != led or self.force_king or (suit == trump and self.top_trump > c):
                 self._infer_follow(p, c, suit)
             best = self.best
-            if (suit == best // 13 and c > best) or (suit == trump and best // 13 != trump):
+            if (suit == _SUIT[best] and c > best) or (suit == trump and _SUIT[best] != trump):
                 self.best = c  # R5.2
                 self.winner = p
             if suit == trump and c > self.top_trump:
@@ -884,8 +887,8 @@ class Deal:
         self.played_by[p] += bit
         self.history.append(_MOVE[p][c])
         self._mask = None
-        s = c // 13
-        r = c - 13 * s  # (no divmod call and tuple)
+        s = _SUIT[c]
+        r = _RANK[c]
         pl = self.playable ^ bit  # a legal card is playable: XOR clears it
         lo = self.fantan_lo
         if lo[s] < 0:  # R7.2: the starting card opens its suit both ways
