@@ -690,7 +690,39 @@ class Deal:
             self.hands[p] -= bit  # (the interpreter specialises int + and -; the card is in the hand,
             self.played_by[p] += bit  # not yet played: the same as ^= and |=)
             self.history.append(_MOVE[p][action])
-            self._play_rest(p, action)
+            # the trick part of the card (R5), in full: trumps (R5.4, R5.5) and R4.4 forced K♥
+            suit = _SUIT[action]
+            trick = self.trick
+            trump = self.trump
+            if not trick:  # lead: what the lead rules reveal (R4.1, R5.4)
+                self.leader = self.winner = p
+                self.led = suit
+                self.best = action
+                if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+                    self.excluded[p] |= _NON_HEARTS
+                if trump >= 0:
+                    if suit == trump:
+                        self.top_trump = action
+                    elif self._trump_must:
+                        self.excluded[p] |= SUIT_MASK[trump]
+            else:
+                led = self.led
+                if suit != led or self.force_king or (suit == trump and self.top_trump > action):
+                    self._infer_follow(p, action, suit)
+                best = self.best
+                if (suit == _SUIT[best] and action > best) or (suit == trump and _SUIT[best] != trump):
+                    self.best = action  # R5.2
+                    self.winner = p
+                if suit == trump and action > self.top_trump:
+                    self.top_trump = action
+                if suit == HEARTS and led != HEARTS:
+                    self.hearts_broken = True
+            trick.append(action)
+            q = self._next_seat[p]
+            if q != self.leader:
+                self.to_move = q
+            else:  # play came back round to the leader: the trick is complete
+                self._end_trick(trick)
         elif phase == FANTAN_PLAY:
             m = self._mask
             if m is None:
@@ -793,42 +825,6 @@ class Deal:
         else:
             self.phase = PLAY
             self._plain = self._plain_follow
-
-    def _play_rest(self, p: int, c: int) -> None:
-        """The trick part of playing card ``c`` by seat ``p`` (R5), after ``apply`` updated the hand and
-        history; ``apply`` inlines this for plain contracts (no trumps, no forced K♥)."""
-        suit = _SUIT[c]
-        trick = self.trick
-        trump = self.trump
-        if not trick:  # lead: what the lead rules reveal (R4.1, R5.4)
-            self.leader = self.winner = p
-            self.led = suit
-            self.best = c
-            if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
-                self.excluded[p] |= _NON_HEARTS
-            if trump >= 0:
-                if suit == trump:
-                    self.top_trump = c
-                elif self._trump_must:
-                    self.excluded[p] |= SUIT_MASK[trump]
-        else:
-            led = self.led
-            if suit != led or self.force_king or (suit == trump and self.top_trump > c):
-                self._infer_follow(p, c, suit)
-            best = self.best
-            if (suit == _SUIT[best] and c > best) or (suit == trump and _SUIT[best] != trump):
-                self.best = c  # R5.2
-                self.winner = p
-            if suit == trump and c > self.top_trump:
-                self.top_trump = c
-            if suit == HEARTS and led != HEARTS:
-                self.hearts_broken = True
-        trick.append(c)
-        q = self._next_seat[p]
-        if q != self.leader:
-            self.to_move = q
-        else:  # play came back round to the leader: the trick is complete
-            self._end_trick(trick)
 
     def _end_trick(self, trick: list[int]) -> None:
         """The trick is complete: score it, start the next one or finish the deal (R5.2, R5.3)."""
