@@ -530,7 +530,9 @@ class Deal:
                 else:
                     m = hand
                 self._mask = m
-            return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
+            lo = m & 67108863  # clubs and diamonds; split first so that the suit masks are taken of small ints
+            m >>= 26
+            return [*_C0[lo & 8191], *_C1[lo >> 13], *_C2[m & 8191], *_C3[m >> 13]]
         p = self.phase
         if p == PLAY:  # trumps or R4.4 forced K♥
             m = self._mask
@@ -545,14 +547,18 @@ class Deal:
                 else:
                     m = self._follow_mask(hand) if self.led >= 0 else self._play_mask(hand)
                 self._mask = m
-            return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
+            lo = m & 67108863  # (as above)
+            m >>= 26
+            return [*_C0[lo & 8191], *_C1[lo >> 13], *_C2[m & 8191], *_C3[m >> 13]]
         if p == FANTAN_PLAY:
             m = self._mask
             if m is None:
                 m = self._mask = self.hands[self.to_move] & self.playable
             if not m:
                 return [PASS]  # R7.3
-            out = [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
+            lo = m & 67108863  # (as above)
+            m >>= 26
+            out = [*_C0[lo & 8191], *_C1[lo >> 13], *_C2[m & 8191], *_C3[m >> 13]]
             if self._free_pass:
                 out.append(PASS)
             return out
