@@ -47,7 +47,7 @@ from ..cards import (
 )
 from ..contracts import FANTAN, Contract, contract_table, ravage_scores
 from ..rules import Rules
-from .doubling import REL_TO_ABS, legal_double_ids, settlement, split_scores
+from .doubling import _LEGAL_DOUBLES, REL_TO_ABS, legal_double_ids, settlement, split_scores
 
 
 class Phase(IntEnum):
@@ -214,6 +214,8 @@ def _rule_consts(rules: Rules) -> _RuleConsts:
     return e
 
 
+#: ``_DOUBLE_TARGETS[seat][action - DOUBLE_BASE]``: the seats a ``double:*`` action of ``seat`` doubles (R6)
+_DOUBLE_TARGETS: tuple[tuple[int, ...], ...] = tuple(tuple(REL_TO_ABS[s][m] for m in DOUBLE_SUBSETS) for s in range(4))
 #: ``(rules.doubling, positive, declarer, must_double)`` -> each defender seat's legal doubling actions.
 _DEFENDER_DOUBLES: dict[tuple[str, bool, int, int], tuple[tuple[int, ...], ...]] = {}
 
@@ -579,7 +581,12 @@ class Deal:
         rules = self._rules
         positive = self.contract.positive
         if seat == decl:  # depends on who doubled the declarer; no R6.4 duty
-            return legal_double_ids(rules, seat, decl, positive, self.doubles, False)
+            a, b, c, d = self.doubles  # (doubling is 4-player Barbu only)
+            by = (a >> decl & 1) | (b >> decl & 1) << 1 | (c >> decl & 1) << 2 | (d >> decl & 1) << 3
+            doubled_me = by & ~(1 << decl)  # the seats that doubled the declarer
+            # legal_double_ids' cache, read here (its key; one call and loop less)
+            t = _LEGAL_DOUBLES.get((seat, decl, bool(positive), rules.doubling, doubled_me, False))
+            return t if t is not None else legal_double_ids(rules, seat, decl, positive, self.doubles, False)
         # a defender's choice is fixed for the whole doubling phase: one row of tuples per set-up
         key = (rules.doubling, positive, decl, self.must_double)
         row = _DEFENDER_DOUBLES.get(key)
@@ -750,11 +757,11 @@ class Deal:
                 raise self.illegal(action)
             p = self.to_move  # the doubling step, inlined (one call less per decision)
             self.history.append((p, action))
-            self.doubles[p] = REL_TO_ABS[p][DOUBLE_SUBSETS[action - DOUBLE_BASE]]
-            self.double_step += 1
+            self.doubles[p] = _DOUBLE_TARGETS[p][action - DOUBLE_BASE]
+            q = self.double_step = self.double_step + 1
             self._mask = self._legal_doubles = None
-            if self.double_step < 4:
-                self.to_move = (self.declarer + 1 + self.double_step) % 4  # doubling_order(declarer)[step]
+            if q < 4:
+                self.to_move = (self.declarer + 1 + q) % 4  # doubling_order(declarer)[step]
             else:
                 self._end_doubling()
         elif phase == DECLARE:
