@@ -47,7 +47,7 @@ from ..cards import (
 )
 from ..contracts import FANTAN, Contract, contract_table, ravage_scores
 from ..rules import Rules
-from .doubling import REL_TO_ABS, doubling_order, legal_double_ids, settlement, split_scores
+from .doubling import _LEGAL_DOUBLES, REL_TO_ABS, legal_double_ids, settlement, split_scores
 
 
 class Phase(IntEnum):
@@ -75,6 +75,13 @@ _SHIFT = (0, 13, 26, 39)  # bit offset of each suit in a card mask
 _BIT: tuple[int, ...] = tuple(1 << c for c in range(NUM_CARDS))  # _BIT[c] == 1 << c, made once
 #: ``_CARD_BIT.get(a, 0)``: the bit of card id ``a``, 0 for any other int (one lookup tests the range too)
 _CARD_BIT: dict[int, int] = dict(enumerate(_BIT))
+#: ``_SUIT[c]``, ``_RANK[c]``: ``c // 13`` and ``c % 13`` as lookups (int division is not specialised, indexing is)
+_SUIT: tuple[int, ...] = tuple(c // 13 for c in range(NUM_CARDS))
+_RANK: tuple[int, ...] = tuple(c % 13 for c in range(NUM_CARDS))
+#: ``_BELOW[c]``: the bit of the card one rank below ``c`` in its suit, 0 for a two (Fantan builds down, R7.2)
+_BELOW: tuple[int, ...] = tuple(1 << (c - 1) if c % 13 else 0 for c in range(NUM_CARDS))
+#: ``_RANKS_ABOVE[c]``: the 13-bit rank mask of the ranks above card ``c``'s (``above(c)`` within its suit)
+_RANKS_ABOVE: tuple[int, ...] = tuple(8191 & ~((2 << (c % 13)) - 1) for c in range(NUM_CARDS))
 #: ``_MOVE[seat][card]`` == ``(seat, card)``: history entries made once (no new tuple per card; 5 seats at most)
 _MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(tuple((s, c) for c in range(NUM_CARDS)) for s in range(5))
 
@@ -139,21 +146,23 @@ def deal_hands(rng: np.random.Generator, rules: Rules) -> list[int]:
 
 
 def _deal_masks(rng: np.random.Generator, deck: int, players: int) -> list[int]:
-    # ``rng.shuffle`` of the deck's card bits draws exactly what ``rng.permutation(len(deck))`` draws
-    # (permutation shuffles an arange), so the hands are the same as dealing ``cards[permutation]``;
-    # a sum of distinct powers of two is their OR.
+    # ``rng.shuffle`` of a list draws exactly what it draws for an array (and ``rng.permutation(len(deck))``,
+    # which shuffles an arange): the same Fisher-Yates swaps, so the hands are those of dealing
+    # ``cards[permutation]``; a list skips the array path's set-up. A sum of distinct powers of two is their OR.
     bits = _DECK_BITS.get(deck)
     if bits is None:
-        bits = _DECK_BITS[deck] = np.left_shift(np.uint64(1), np.array(cards_of(deck), dtype=np.uint64))
-    shuffled = bits.copy()
-    rng.shuffle(shuffled)
-    return _ADD(shuffled.reshape(players, -1), 1).tolist()  # ufunc.reduce: no ndarray.sum wrapper
+        bits = _DECK_BITS[deck] = [1 << c for c in cards_of(deck)]
+    s = bits[:]
+    rng.shuffle(s)
+    if players == 4:
+        k = len(s) >> 2
+        a, b, c = sum(s[:k]), sum(s[k : 2 * k]), sum(s[2 * k : 3 * k])
+        return [a, b, c, deck - a - b - c]  # the last hand is the rest of the deck (one sum() less)
+    k = len(s) // players
+    return [sum(s[i : i + k]) for i in range(0, len(s), k)]
 
 
-_ADD = np.add.reduce
-
-
-_DECK_BITS: dict[int, np.ndarray] = {}  # deck mask -> uint64 bit of each of its cards, ascending
+_DECK_BITS: dict[int, list[int]] = {}  # deck mask -> the bit of each of its cards, ascending
 _DEFAULT_RULES = Rules()
 #: ``(rules, deck, players, hand_size, contract table, play flags, next seat of each seat)``: what a new deal
 #: derives from its rules.
@@ -205,6 +214,11 @@ def _rule_consts(rules: Rules) -> _RuleConsts:
     return e
 
 
+#: ``_DOUBLE_TARGETS[seat][action - DOUBLE_BASE]``: the seats a ``double:*`` action of ``seat`` doubles (R6)
+_DOUBLE_TARGETS: tuple[tuple[int, ...], ...] = tuple(tuple(REL_TO_ABS[s][m] for m in DOUBLE_SUBSETS) for s in range(4))
+#: ``(rules.doubling, positive, declarer, must_double)`` -> each defender seat's legal doubling actions.
+_DEFENDER_DOUBLES: dict[tuple[str, bool, int, int], tuple[tuple[int, ...], ...]] = {}
+
 #: ``RANK_MASK[r]``: the four cards of rank ``r``.
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
 
@@ -219,12 +233,14 @@ class Deal:
         "tricks_won", "points", "played_by", "excluded", "hearts_broken", "card_vals",
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
-        "reneged", "split", "n", "_next_seat", "_legal", "_legal_doubles",
+        "reneged", "split", "n", "_next_seat", "_mask", "_cards", "_legal_doubles",
         # rule options read during play, as plain flags (set with ``rules``, see its setter)
         "_until_broken", "_trump_must", "_overtrump", "_forced_pass", "_free_pass", "_ace_again",
         # set by ``declare``: following is R5.1 only (no trumps, no R4.4 forcing); per trick index, the points
         # of winning it before its cards; the cards that score; the R4.2/R4.3 early-end cards
         "_plain_follow", "_trick_base", "_score_mask", "_end",
+        # phase == PLAY and _plain_follow: the fast path of apply / legal_actions
+        "_plain",
     )  # fmt: skip
 
     # ----------------------------------------------------------------- construction
@@ -323,7 +339,7 @@ class Deal:
         d.card_vals = d.pos_vals = ()
         d.force_king = False
         d.lead_hearts_rule = False
-        d._plain_follow = False
+        d._plain_follow = d._plain = False
         d._trick_base = ()
         d._score_mask = d._end = 0
         d.fantan_lo = [-1] * 4
@@ -336,7 +352,7 @@ class Deal:
         d.contract_scores = d.settlement = d.scores = None
         d.reneged = -1
         d.split = False
-        d._legal = d._legal_doubles = None
+        d._mask = d._cards = d._legal_doubles = None
         if contract is not None:
             d.declare(contract)
         return d
@@ -351,6 +367,17 @@ class Deal:
         self._rules = rules
         (self._until_broken, self._trump_must, self._overtrump, self._forced_pass, self._free_pass,
          self._ace_again) = _rule_consts(rules)[5]  # fmt: skip
+
+    @property
+    def _legal(self) -> int | None:
+        """The cached legal card mask (``None`` when not computed); assigning ``None`` drops every cached
+        legality answer (callers that change ``hands`` do so)."""
+        return self._mask
+
+    @_legal.setter
+    def _legal(self, value: int | None) -> None:
+        self._mask = value
+        self._cards = None
 
     def clone(self) -> Deal:
         """An independent copy (cheap: ints are shared, the short lists are copied)."""
@@ -399,7 +426,7 @@ class Deal:
     def legal_card_mask(self) -> int:
         """Mask of the cards the player on move may play (trick play, R4.1, R4.4, R5.1, R5.4, R5.5;
         Fantan, R7.2). Cached until the next action."""
-        m = self._legal
+        m = self._mask
         if m is not None:
             return m
         hand = self.hands[self.to_move]
@@ -410,7 +437,8 @@ class Deal:
             m = hand & self.playable
         else:
             m = 0
-        self._legal = m
+        self._mask = m
+        self._cards = None  # at most one of the two caches is set (apply clears only the one it used)
         return m
 
     def _play_mask(self, hand: int) -> int:
@@ -456,57 +484,121 @@ class Deal:
             return _KH  # R4.4 forced: a void holder of the K♥ must discard it
         return hand
 
+    def _trump_cards(self, hand: int) -> tuple[int, ...] | None:
+        """The legal cards of ``hand`` in a trumps contract without the R4.1 lead rule, as a one-suit tuple, or
+        ``None`` when the whole hand is legal (``_play_mask`` / ``_follow_mask`` in 13-bit rank masks)."""
+        trump = self.trump
+        led = self.led
+        if led < 0:  # lead: R5.4, a player who can lead a trump must
+            if self._trump_must:
+                r = hand >> _SHIFT[trump] & 8191
+                if r:
+                    return _SUIT_CARDS[trump][r]
+            return None
+        r = hand >> _SHIFT[led] & 8191
+        if r:  # R5.1: follow suit
+            if led == trump and self._overtrump:
+                top = self.top_trump
+                if top >= 0:
+                    hi = r & _RANKS_ABOVE[top]
+                    if hi:  # R5.5 option overtrump
+                        r = hi
+            return _SUIT_CARDS[led][r]
+        r = hand >> _SHIFT[trump] & 8191
+        if r:
+            top = self.top_trump
+            if top < 0:
+                return _SUIT_CARDS[trump][r]  # R5.5: must trump
+            hi = r & _RANKS_ABOVE[top]
+            if hi:  # must trump; with overtrump=yes, must beat the trick's trumps
+                return _SUIT_CARDS[trump][hi if self._overtrump else r]
+        return None  # void in both (or every trump held is below the trick's): free
+
     def legal_actions(self) -> list[int]:
         """The legal action ids of the player on move, ascending (the one legality function)."""
-        p = self.phase
-        if p == PLAY:
-            m = self._legal
-            if m is None:
-                # the cache fill of legal_card_mask, inlined (this is the hottest call of random play)
+        if self._plain:  # phase PLAY, following is R5.1 only: the hottest call of random play
+            m = self._mask
+            if m is None:  # the cache fill of legal_card_mask, inlined (a cached _cards is simply refilled)
                 hand = self.hands[self.to_move]
-                if self._plain_follow:
-                    led = self.led
-                    if led >= 0:
-                        f = hand & SUIT_MASK[led]
-                        if f:  # R5.1: follow suit; the list of one suit's cards is a single lookup
-                            self._legal = f
-                            return [*_SUIT_CARDS[led][f >> _SHIFT[led]]]
-                        m = hand
-                    elif self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
-                        m = hand & _NON_HEARTS or hand  # R4.1: a heart may be led only when holding only hearts
-                    else:
-                        m = hand
-                elif self.led >= 0:
-                    m = self._follow_mask(hand)  # _play_mask's follow branch, one call less
+                led = self.led
+                if led >= 0:
+                    t = _SUIT_CARDS[led][hand >> _SHIFT[led] & 8191]
+                    if t:  # R5.1: follow suit; the tuple of one suit's cards, cached for apply's check
+                        self._cards = t
+                        return [*t]
+                    m = hand
+                elif self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+                    m = hand & _NON_HEARTS or hand  # R4.1: a heart may be led only when holding only hearts
                 else:
-                    m = self._play_mask(hand)
-                self._legal = m
-            return [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
-        if p == FANTAN_PLAY:
-            m = self._legal
+                    m = hand
+                self._mask = m
+            lo = m & 67108863  # clubs and diamonds; split first so that the suit masks are taken of small ints
+            m >>= 26
+            return [*_C0[lo & 8191], *_C1[lo >> 13], *_C2[m & 8191], *_C3[m >> 13]]
+        p = self.phase
+        if p == PLAY:  # trumps or R4.4 forced K♥
+            m = self._mask
             if m is None:
-                m = self._legal = self.hands[self.to_move] & self.playable
+                hand = self.hands[self.to_move]
+                if self.trump >= 0 and not self.lead_hearts_rule:
+                    t = self._trump_cards(hand)
+                    if t is not None:  # the legal cards lie in one suit: cached for apply's check
+                        self._cards = t
+                        return [*t]
+                    m = hand
+                else:
+                    m = self._follow_mask(hand) if self.led >= 0 else self._play_mask(hand)
+                self._mask = m
+            lo = m & 67108863  # (as above)
+            m >>= 26
+            return [*_C0[lo & 8191], *_C1[lo >> 13], *_C2[m & 8191], *_C3[m >> 13]]
+        if p == FANTAN_PLAY:
+            m = self._mask
+            if m is None:
+                m = self._mask = self.hands[self.to_move] & self.playable
             if not m:
                 return [PASS]  # R7.3
-            out = [*_C0[m & 8191], *_C1[m >> 13 & 8191], *_C2[m >> 26 & 8191], *_C3[m >> 39]]
+            lo = m & 67108863  # (as above)
+            m >>= 26
+            out = [*_C0[lo & 8191], *_C1[lo >> 13], *_C2[m & 8191], *_C3[m >> 13]]
             if self._free_pass:
                 out.append(PASS)
             return out
-        if p == DECLARE:
-            return self._legal_declarations()
         if p == DOUBLE:
             t = self._legal_doubles
             if t is None:
                 t = self._legal_doubles = self._double_ids()
             return list(t)
+        if p == DECLARE:
+            return self._legal_declarations()
         return []
 
     def _double_ids(self) -> tuple[int, ...]:
         """The legal doubling actions of the player on move (R6), as a shared tuple (cached by the callers in
         ``_legal_doubles`` until the next action)."""
         seat = self.to_move
-        must = bool(self.must_double >> seat & 1) and seat != self.declarer
-        return legal_double_ids(self._rules, seat, self.declarer, self.contract.positive, self.doubles, must)
+        decl = self.declarer
+        rules = self._rules
+        positive = self.contract.positive
+        if seat == decl:  # depends on who doubled the declarer; no R6.4 duty
+            a, b, c, d = self.doubles  # (doubling is 4-player Barbu only)
+            by = (a >> decl & 1) | (b >> decl & 1) << 1 | (c >> decl & 1) << 2 | (d >> decl & 1) << 3
+            doubled_me = by & ~(1 << decl)  # the seats that doubled the declarer
+            # legal_double_ids' cache, read here (its key; one call and loop less)
+            t = _LEGAL_DOUBLES.get((seat, decl, bool(positive), rules.doubling, doubled_me, False))
+            return t if t is not None else legal_double_ids(rules, seat, decl, positive, self.doubles, False)
+        # a defender's choice is fixed for the whole doubling phase: one row of tuples per set-up
+        key = (rules.doubling, positive, decl, self.must_double)
+        row = _DEFENDER_DOUBLES.get(key)
+        if row is None:
+            if len(_DEFENDER_DOUBLES) >= 1024:
+                _DEFENDER_DOUBLES.clear()
+            must = self.must_double
+            row = _DEFENDER_DOUBLES[key] = tuple(
+                legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else ()
+                for s in range(4)
+            )
+        return row[seat]
 
     def _legal_declarations(self) -> list[int]:
         out = []
@@ -547,32 +639,28 @@ class Deal:
                 action = int(operator.index(action))  # numpy integers of any dtype -> int (bit shifts on masks)
             except TypeError:
                 raise self.illegal(action) from None
-        phase = self.phase
-        if phase == PLAY:
-            m = self._legal
-            if m is None:
-                m = self.legal_card_mask()
-            bit = _CARD_BIT.get(action, 0)  # a prebuilt int (no new one per card); 0 if not a card id
-            if not m & bit:
-                raise self.illegal(action)
-            # the hand/history update, then _play_rest's plain-follow case inlined (one call less per card)
-            p = self.to_move
-            self.hands[p] ^= bit
-            self.played_by[p] |= bit
-            self.history.append(_MOVE[p][action])
-            self._legal = None
-            if not self._plain_follow:
-                self._play_rest(p, action)
-                return
-            trick = self.trick
-            suit = action // 13
-            if not trick:  # lead; with no trumps only R4.1 tells something
-                self.leader = self.winner = p
-                self.led = suit
-                self.best = action
-                if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
-                    self.excluded[p] |= _NON_HEARTS
+        if self._plain:  # phase PLAY, following is R5.1 only (no trumps, no forced K♥): the hot path, inlined
+            t = self._cards
+            if t is not None:  # the follow cards legal_actions listed: a tuple test beats mask arithmetic
+                if action not in t:
+                    raise self.illegal(action)
+                bit = _BIT[action]
+                self._cards = None  # (_mask is None: at most one of the two caches is set)
             else:
+                m = self._mask
+                if m is None:
+                    m = self.legal_card_mask()
+                bit = _CARD_BIT.get(action, 0)  # a prebuilt int (no new one per card); 0 if not a card id
+                if not m & bit:
+                    raise self.illegal(action)
+                self._mask = None
+            p = self.to_move
+            self.hands[p] -= bit  # (the interpreter specialises int + and -; the card is in the hand,
+            self.played_by[p] += bit  # not yet played: the same as ^= and |=)
+            self.history.append(_MOVE[p][action])
+            trick = self.trick
+            suit = _SUIT[action]
+            if trick:
                 led = self.led
                 if suit == led:  # no trumps: the best card is the highest of the led suit (R5.2)
                     if action > self.best:
@@ -582,6 +670,66 @@ class Deal:
                     self.excluded[p] |= SUIT_MASK[led]
                     if suit == HEARTS:
                         self.hearts_broken = True
+            else:  # lead; with no trumps only R4.1 tells something
+                self.leader = self.winner = p
+                self.led = suit
+                self.best = action
+                if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+                    self.excluded[p] |= _NON_HEARTS
+            trick.append(action)
+            q = self._next_seat[p]
+            if q != self.leader:
+                self.to_move = q
+            else:  # play came back round to the leader: the trick is complete
+                self._end_trick(trick)
+            return
+        phase = self.phase
+        if phase == PLAY:  # trumps or R4.4 forced K♥
+            t = self._cards
+            if t is not None:  # the one-suit legal cards legal_actions listed
+                if action not in t:
+                    raise self.illegal(action)
+                bit = _BIT[action]
+                self._cards = None
+            else:
+                m = self._mask
+                if m is None:
+                    m = self.legal_card_mask()
+                bit = _CARD_BIT.get(action, 0)
+                if not m & bit:
+                    raise self.illegal(action)
+                self._mask = None
+            p = self.to_move
+            self.hands[p] -= bit  # (the interpreter specialises int + and -; the card is in the hand,
+            self.played_by[p] += bit  # not yet played: the same as ^= and |=)
+            self.history.append(_MOVE[p][action])
+            # the trick part of the card (R5), in full: trumps (R5.4, R5.5) and R4.4 forced K♥
+            suit = _SUIT[action]
+            trick = self.trick
+            trump = self.trump
+            if not trick:  # lead: what the lead rules reveal (R4.1, R5.4)
+                self.leader = self.winner = p
+                self.led = suit
+                self.best = action
+                if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+                    self.excluded[p] |= _NON_HEARTS
+                if trump >= 0:
+                    if suit == trump:
+                        self.top_trump = action
+                    elif self._trump_must:
+                        self.excluded[p] |= SUIT_MASK[trump]
+            else:
+                led = self.led
+                if suit != led or self.force_king or (suit == trump and self.top_trump > action):
+                    self._infer_follow(p, action, suit)
+                best = self.best
+                if (suit == _SUIT[best] and action > best) or (suit == trump and _SUIT[best] != trump):
+                    self.best = action  # R5.2
+                    self.winner = p
+                if suit == trump and action > self.top_trump:
+                    self.top_trump = action
+                if suit == HEARTS and led != HEARTS:
+                    self.hearts_broken = True
             trick.append(action)
             q = self._next_seat[p]
             if q != self.leader:
@@ -589,29 +737,38 @@ class Deal:
             else:  # play came back round to the leader: the trick is complete
                 self._end_trick(trick)
         elif phase == FANTAN_PLAY:
-            m = self._legal
+            m = self._mask
             if m is None:
                 m = self.legal_card_mask()
-            if action == PASS:
+            bit = _CARD_BIT.get(action, 0)
+            if m & bit:
+                self._fantan_card(action, bit)
+            elif action == PASS:
                 if m and self._forced_pass:
                     raise self.illegal(action)
                 self._fantan_pass()
-            elif m & _CARD_BIT.get(action, 0):
-                self._fantan_card(action)
             else:
                 raise self.illegal(action)
-        elif phase == DECLARE:
-            if action not in self._legal_declarations():
-                raise self.illegal(action)
-            self.history.append((self.to_move, action))
-            self.declare(action)
         elif phase == DOUBLE:
             t = self._legal_doubles
             if t is None:
                 t = self._legal_doubles = self._double_ids()
             if action not in t:
                 raise self.illegal(action)
-            self._double(action)
+            p = self.to_move  # the doubling step, inlined (one call less per decision)
+            self.history.append((p, action))
+            self.doubles[p] = _DOUBLE_TARGETS[p][action - DOUBLE_BASE]
+            q = self.double_step = self.double_step + 1
+            self._mask = self._legal_doubles = None
+            if q < 4:
+                self.to_move = (self.declarer + 1 + q) % 4  # doubling_order(declarer)[step]
+            else:
+                self._end_doubling()
+        elif phase == DECLARE:
+            if action not in self._legal_declarations():
+                raise self.illegal(action)
+            self.history.append((self.to_move, action))
+            self.declare(action)
         else:
             raise self.illegal(action)
 
@@ -623,37 +780,35 @@ class Deal:
         if isinstance(contract, Contract):
             name, trump, rank = contract.name, -1, -1
             self.table = {name: contract}
-        else:
-            name, trump, rank = parse_contract(contract)
-        if name not in self.table:
+        else:  # parse_contract, its cache hit inlined for texts
+            parsed = _PARSED.get(contract) if type(contract) is str else None
+            name, trump, rank = parsed if parsed is not None else parse_contract(contract)
+        c = self.table.get(name)
+        if c is None:
             raise ValueError(f"contract {name!r} is not played under these rules: valid are {list(self.table)}")
         if rank >= 0 and not self.deck & RANK_MASK[rank]:
             raise ValueError(f"Fantan rank {'23456789TJQKA'[rank]} is not in the {self.rules.deck_size}-card deck")
-        c = self.table[name]
         rules = self._rules
         self.contract, self.trump, self.fantan_rank = c, trump, rank
-        _, self.card_vals, self.pos_vals, self._trick_base, self._score_mask = _contract_consts(c, self.num_tricks)
+        nt = self.num_tricks
+        e = _CONTRACT_CONSTS.get((id(c), nt))  # _contract_consts, its cache hit inlined
+        if e is None or e[0] is not c:
+            e = _contract_consts(c, nt)
+        _, self.card_vals, self.pos_vals, self._trick_base, self._score_mask = e
         self.force_king = rules.king_discard == "forced" and name == "no_king"
         self.lead_hearts_rule = c.hearts_lead and rules.hearts_lead != "free"
         self._plain_follow = trump < 0 and not self.force_king
         self._end = c.end_when_captured
-        self._legal = self._legal_doubles = None
+        self._mask = self._legal_doubles = None
         if rules.doubling == "off":
             self._start_play()
         else:
             self.phase = DOUBLE
             self.double_step = 0
-            self.to_move = doubling_order(self.declarer)[0]
+            self.to_move = (self.declarer + 1) % 4  # doubling_order(declarer)[0]
 
-    def _double(self, action: int) -> None:
-        seat = self.to_move
-        self.history.append((seat, action))
-        self.doubles[seat] = REL_TO_ABS[seat][DOUBLE_SUBSETS[action - DOUBLE_BASE]]
-        self.double_step += 1
-        self._legal = self._legal_doubles = None
-        if self.double_step < 4:
-            self.to_move = (self.declarer + 1 + self.double_step) % 4  # doubling_order(declarer)[step]
-            return
+    def _end_doubling(self) -> None:
+        """All four have doubled (R6.1): play starts, or the R6.6 split ends an undoubled negative deal."""
         if self._rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
             self.split = True  # R6.6: the deal is not played
             self.contract_scores = split_scores(self.contract.total(self.rules), self.declarer)
@@ -665,11 +820,11 @@ class Deal:
 
     def _start_play(self) -> None:
         self.to_move = self.leader = self.declarer  # R2.3: the declarer leads / plays first
-        self._legal = None
+        self._mask = None
         if self.contract.play == FANTAN:
             self.phase = FANTAN_PLAY
             r = self.fantan_rank
-            self.playable = sum(1 << (13 * s + r) for s in range(4)) & self.deck
+            self.playable = RANK_MASK[r] & self.deck
             for s in range(4):
                 if not self.deck >> (13 * s + r) & 1 and self.deck & SUIT_MASK[s]:
                     # R11.4 Decision: a start card taken out of the pack (2♣ / 2♦ with 3 or 5 players)
@@ -682,58 +837,27 @@ class Deal:
                         self.playable |= (1 << (c + 1)) & self.deck
         else:
             self.phase = PLAY
-
-    def _play_rest(self, p: int, c: int) -> None:
-        """The trick part of playing card ``c`` by seat ``p`` (R5), after ``apply`` updated the hand and
-        history; ``apply`` inlines this for plain contracts (no trumps, no forced K♥)."""
-        suit = c // 13
-        trick = self.trick
-        trump = self.trump
-        if not trick:  # lead: what the lead rules reveal (R4.1, R5.4)
-            self.leader = self.winner = p
-            self.led = suit
-            self.best = c
-            if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
-                self.excluded[p] |= _NON_HEARTS
-            if trump >= 0:
-                if suit == trump:
-                    self.top_trump = c
-                elif self._trump_must:
-                    self.excluded[p] |= SUIT_MASK[trump]
-        else:
-            led = self.led
-            if suit != led or self.force_king or (suit == trump and self.top_trump > c):
-                self._infer_follow(p, c, suit)
-            best = self.best
-            if (suit == best // 13 and c > best) or (suit == trump and best // 13 != trump):
-                self.best = c  # R5.2
-                self.winner = p
-            if suit == trump and c > self.top_trump:
-                self.top_trump = c
-            if suit == HEARTS and led != HEARTS:
-                self.hearts_broken = True
-        trick.append(c)
-        q = self._next_seat[p]
-        if q != self.leader:
-            self.to_move = q
-        else:  # play came back round to the leader: the trick is complete
-            self._end_trick(trick)
+            self._plain = self._plain_follow
 
     def _end_trick(self, trick: list[int]) -> None:
         """The trick is complete: score it, start the next one or finish the deal (R5.2, R5.3)."""
         w = self.winner
-        captured = self.captured
-        # the trick's cards: every card played minus those of earlier tricks (disjoint masks: sums are unions)
-        played = sum(self.played_by)
-        tm = played - sum(captured)
+        # the trick's cards (distinct bits: the sum is their union); four unpacked beat sum() calls
+        if self.n == 4:
+            a, b, c, d = trick
+            tm = _BIT[a] + _BIT[b] + _BIT[c] + _BIT[d]
+        else:
+            tm = sum(map(_BIT.__getitem__, trick))
         k = self.trick_no
         pts = self._trick_base[k]
-        if tm & self._score_mask:  # only tricks holding a scoring card need the per-card sum
+        sm = self._score_mask
+        if sm and tm & sm:  # only tricks holding a scoring card need the per-card sum
             vals = self.card_vals
             for c in trick:
                 pts += vals[c]
-        self.points[w] += pts
-        captured[w] |= tm
+        if pts:
+            self.points[w] += pts
+        self.captured[w] += tm  # (no card is captured twice: the same as |=)
         self.tricks_won[w] += 1
         k += 1
         self.trick_no = k
@@ -742,8 +866,9 @@ class Deal:
         self.led = self.best = self.winner = self.top_trump = -1
         self.leader = self.to_move = w
         end = self._end
-        if k == self.num_tricks or (end and played & end == end):  # R4.2 / R4.3 early ends
-            # (after this trick every played card has been captured)
+        # R4.2 / R4.3 early ends: only a trick holding one of the cards can complete them; after this trick
+        # every played card has been captured
+        if k == self.num_tricks or (end and tm & end and sum(self.played_by) & end == end):
             self._finish()
 
     def _infer_follow(self, p: int, c: int, suit: int) -> None:
@@ -763,28 +888,30 @@ class Deal:
         if ex:
             self.excluded[p] |= ex
 
-    def _fantan_card(self, c: int) -> None:
+    def _fantan_card(self, c: int, bit: int) -> None:
+        """Seat on move plays the legal card ``c`` (bit ``bit``) in Fantan (R7.2, R7.4, R7.5)."""
         p = self.to_move
-        bit = _BIT[c]
         hands = self.hands
-        hands[p] ^= bit
-        self.played_by[p] |= bit
+        hands[p] -= bit  # (see apply)
+        self.played_by[p] += bit
         self.history.append(_MOVE[p][c])
-        self._legal = None
-        s = c // 13
-        r = c - 13 * s  # (no divmod call and tuple)
-        pl = self.playable & ~bit
+        self._mask = None
+        s = _SUIT[c]
+        r = _RANK[c]
+        pl = self.playable ^ bit  # a legal card is playable: XOR clears it
         lo = self.fantan_lo
         if lo[s] < 0:  # R7.2: the starting card opens its suit both ways
             lo[s] = self.fantan_hi[s] = r
-            if r > 0 and self.deck >> (c - 1) & 1:
-                pl |= bit >> 1
+            down = _BELOW[c]
+            if down & self.deck:
+                pl |= down
             if r < ACE:
                 pl |= bit << 1
         elif r < lo[s]:
             lo[s] = r
-            if r > 0 and self.deck >> (c - 1) & 1:
-                pl |= bit >> 1
+            down = _BELOW[c]
+            if down & self.deck:
+                pl |= down
         else:
             self.fantan_hi[s] = r
             if r < ACE:
@@ -812,11 +939,8 @@ class Deal:
         self.passes[p] += 1
         if self._forced_pass:  # R7.3: a pass proves no playable card
             self.excluded[p] |= self.playable
-        self._legal = None
-        self._next_fantan_player(p)
-
-    def _next_fantan_player(self, p: int) -> None:
-        nxt = self._next_seat
+        self._mask = None
+        nxt = self._next_seat  # _next_fantan_player inlined
         hands = self.hands
         q = nxt[p]
         while not hands[q]:  # R7.4: players out are skipped
@@ -838,7 +962,8 @@ class Deal:
         self.settlement = settlement(scores, self.doubles)
         self.scores = list(map(operator.add, scores, self.settlement))  # element-wise sum, in C
         self.phase = OVER
-        self._legal = None
+        self._mask = self._cards = None
+        self._plain = False
 
     def renege(self, seat: int) -> None:
         """R8.2 penalty: ``seat`` loses the absolute contract total, no one else scores, doubles are
@@ -855,7 +980,8 @@ class Deal:
         self.scores = list(self.contract_scores)
         self.reneged = seat
         self.phase = OVER
-        self._legal = None
+        self._mask = self._cards = None
+        self._plain = False
 
     # ----------------------------------------------------------------- display
     def __repr__(self) -> str:

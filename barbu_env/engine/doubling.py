@@ -11,8 +11,7 @@ from ..rules import Rules
 
 #: ``REL_TO_ABS[seat][m]``: absolute-seat mask of relative subset ``m`` (bit 0 left, 1 across, 2 right).
 REL_TO_ABS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(sum(1 << ((seat + 1 + i) % 4) for i in range(3) if m >> i & 1) for m in range(8))
-    for seat in range(4)
+    tuple(sum(1 << ((seat + 1 + i) % 4) for i in range(3) if m >> i & 1) for m in range(8)) for seat in range(4)
 )
 
 
@@ -81,9 +80,9 @@ def settlement(scores: list[int], doubles: list[int]) -> list[int]:
     n = len(scores)
     out = [0] * n
     seats_of = _SEATS_OF
-    everyone = (1 << n) - 1
+    others = _OTHERS[n] if n <= 8 else tuple(((1 << n) - 1) & ~(1 << i) for i in range(n))  # every seat but i
     for i in range(n):
-        m = doubles[i] & everyone & ~(1 << i)
+        m = doubles[i] & others[i]
         if m:
             # one pass per doubled direction i -> j: each direction moves the score difference once, from the
             # lower scorer to the higher, so a pair doubled both ways moves it twice
@@ -99,6 +98,10 @@ def settlement(scores: list[int], doubles: list[int]) -> list[int]:
 
 #: ``_SEATS_OF[m]``: the seats (bits) of the seat mask ``m``, ascending (any table of up to 8 seats).
 _SEATS_OF: tuple[tuple[int, ...], ...] = tuple(tuple(j for j in range(8) if m >> j & 1) for m in range(256))
+
+
+#: ``_OTHERS[n][i]``: the mask of the ``n`` seats but seat ``i`` (what settlement keeps of ``doubles[i]``).
+_OTHERS: tuple[tuple[int, ...], ...] = tuple(tuple(((1 << n) - 1) & ~(1 << i) for i in range(n)) for n in range(9))
 
 
 def split_scores(total: int, declarer: int) -> list[int]:
