@@ -269,7 +269,7 @@ def _play(st: State, t: Tables, g: np.ndarray, c: np.ndarray) -> np.ndarray:
     best = st.best[g]
     lead = st.trick_len[g] == 0
     fk = t.force_king[k]
-    # what the card proves (Deal.apply / Deal._play_rest lead part and Deal._infer_follow)
+    # what the card proves (the lead and follow inferences of Deal.apply and Deal._infer_follow)
     restrict = t.hearts_rule[k] & ~(st.hearts_broken[g] & t.until_broken)
     ex_lead = xp.where((suit == HEARTS_ID) & restrict, NON_HEARTS, ZERO)
     if t.must_lead_trump:
