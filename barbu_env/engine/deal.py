@@ -26,6 +26,7 @@ from ..actions import (
     DOUBLE_BASE,
     DOUBLE_SUBSETS,
     FANTAN_BASE,
+    NUM_ACTIONS,
     PASS,
     PLAIN_CONTRACTS,
     TRUMPS_BASE,
@@ -82,8 +83,8 @@ _RANK: tuple[int, ...] = tuple(c % 13 for c in range(NUM_CARDS))
 _BELOW: tuple[int, ...] = tuple(1 << (c - 1) if c % 13 else 0 for c in range(NUM_CARDS))
 #: ``_RANKS_ABOVE[c]``: the 13-bit rank mask of the ranks above card ``c``'s (``above(c)`` within its suit)
 _RANKS_ABOVE: tuple[int, ...] = tuple(8191 & ~((2 << (c % 13)) - 1) for c in range(NUM_CARDS))
-#: ``_MOVE[seat][card]`` == ``(seat, card)``: history entries made once (no new tuple per card; 5 seats at most)
-_MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(tuple((s, c) for c in range(NUM_CARDS)) for s in range(5))
+#: ``_MOVE[seat][action]`` == ``(seat, action)``: history entries made once (no new tuple per move; 5 seats at most)
+_MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(tuple((s, a) for a in range(NUM_ACTIONS)) for s in range(5))
 
 
 def mask_to_list(m: int) -> list[int]:
@@ -223,6 +224,20 @@ _DEFENDER_DOUBLES: dict[tuple[str, bool, int, int], tuple[tuple[int, ...], ...]]
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
 
 
+#: ``tuple(doubles)`` of a 4-seat deal -> how many directions of each pair of seats (01, 02, 03, 12, 13, 23) are
+#: doubled (0, 1 or 2): R6.5 settlement moves each pair's score difference that many times.
+_PAIR_COUNTS: dict[tuple[int, ...], tuple[int, int, int, int, int, int]] = {}
+
+
+def _pair_counts(doubles: list[int]) -> tuple[int, int, int, int, int, int]:
+    if len(_PAIR_COUNTS) >= 4096:
+        _PAIR_COUNTS.clear()
+    k = _PAIR_COUNTS[(*doubles,)] = tuple(
+        (doubles[i] >> j & 1) + (doubles[j] >> i & 1) for i in range(4) for j in range(i + 1, 4)
+    )  # type: ignore[assignment]
+    return k  # type: ignore[return-value]
+
+
 class Deal:
     """The state of one deal. Build with :meth:`from_hands` or :meth:`random`."""
 
@@ -234,6 +249,8 @@ class Deal:
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
         "reneged", "split", "n", "_next_seat", "_mask", "_cards", "_legal_doubles",
+        # the defenders' legal doubles by seat (fixed for the doubling phase), once the first one was asked
+        "_double_row",
         # rule options read during play, as plain flags (set with ``rules``, see its setter)
         "_until_broken", "_trump_must", "_overtrump", "_forced_pass", "_free_pass", "_ace_again",
         # set by ``declare``: following is R5.1 only (no trumps, no R4.4 forcing); per trick index, the points
@@ -352,7 +369,7 @@ class Deal:
         d.contract_scores = d.settlement = d.scores = None
         d.reneged = -1
         d.split = False
-        d._mask = d._cards = d._legal_doubles = None
+        d._mask = d._cards = d._legal_doubles = d._double_row = None
         if contract is not None:
             d.declare(contract)
         return d
@@ -365,6 +382,7 @@ class Deal:
     @rules.setter
     def rules(self, rules: Rules) -> None:
         self._rules = rules
+        self._legal_doubles = self._double_row = None  # legal doubles depend on rules.doubling
         (self._until_broken, self._trump_must, self._overtrump, self._forced_pass, self._free_pass,
          self._ace_again) = _rule_consts(rules)[5]  # fmt: skip
 
@@ -568,7 +586,7 @@ class Deal:
             t = self._legal_doubles
             if t is None:
                 t = self._legal_doubles = self._double_ids()
-            return list(t)
+            return [*t]
         if p == DECLARE:
             return self._legal_declarations()
         return []
@@ -598,6 +616,7 @@ class Deal:
                 legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else ()
                 for s in range(4)
             )
+        self._double_row = row  # apply reads the next defenders' tuples from it
         return row[seat]
 
     def _legal_declarations(self) -> list[int]:
@@ -756,14 +775,20 @@ class Deal:
             if action not in t:
                 raise self.illegal(action)
             p = self.to_move  # the doubling step, inlined (one call less per decision)
-            self.history.append((p, action))
+            self.history.append(_MOVE[p][action])
             self.doubles[p] = _DOUBLE_TARGETS[p][action - DOUBLE_BASE]
             q = self.double_step = self.double_step + 1
-            self._mask = self._legal_doubles = None
-            if q < 4:
-                self.to_move = (self.declarer + 1 + q) % 4  # doubling_order(declarer)[step]
+            self._mask = None
+            if q < 3:  # the next defender: their legal doubles do not change during the phase
+                p = self.to_move = (self.declarer + 1 + q) % 4  # doubling_order(declarer)[step]
+                row = self._double_row
+                self._legal_doubles = row[p] if row is not None else None
             else:
-                self._end_doubling()
+                self._legal_doubles = None
+                if q == 3:
+                    self.to_move = self.declarer  # doubling_order(declarer)[3]
+                else:
+                    self._end_doubling()
         elif phase == DECLARE:
             if action not in self._legal_declarations():
                 raise self.illegal(action)
@@ -935,7 +960,7 @@ class Deal:
 
     def _fantan_pass(self) -> None:
         p = self.to_move
-        self.history.append((p, PASS))
+        self.history.append(_MOVE[p][PASS])
         self.passes[p] += 1
         if self._forced_pass:  # R7.3: a pass proves no playable card
             self.excluded[p] |= self.playable
@@ -959,8 +984,21 @@ class Deal:
                 for s, v in enumerate(ravage_scores(self.captured, c.ravage)):
                     scores[s] += v
         self.contract_scores = scores
-        self.settlement = settlement(scores, self.doubles)
-        self.scores = list(map(operator.add, scores, self.settlement))  # element-wise sum, in C
+        doubles = self.doubles
+        if self.n == 4:  # settlement(scores, doubles) unrolled over the six pairs of seats
+            k = _PAIR_COUNTS.get((*doubles,))
+            if k is None:
+                k = _pair_counts(doubles)
+            s0, s1, s2, s3 = scores
+            k01, k02, k03, k12, k13, k23 = k
+            x01, x02, x03 = k01 * (s0 - s1), k02 * (s0 - s2), k03 * (s0 - s3)
+            x12, x13, x23 = k12 * (s1 - s2), k13 * (s1 - s3), k23 * (s2 - s3)
+            o0, o1, o2, o3 = x01 + x02 + x03, x12 + x13 - x01, x23 - x02 - x12, -x03 - x13 - x23
+            self.settlement = [o0, o1, o2, o3]
+            self.scores = [s0 + o0, s1 + o1, s2 + o2, s3 + o3]
+        else:
+            self.settlement = settlement(scores, doubles)
+            self.scores = list(map(operator.add, scores, self.settlement))  # element-wise sum, in C
         self.phase = OVER
         self._mask = self._cards = None
         self._plain = False
