@@ -224,18 +224,21 @@ _DEFENDER_DOUBLES: dict[tuple[str, bool, int, int], tuple[tuple[int, ...], ...]]
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
 
 
-#: ``tuple(doubles)`` of a 4-seat deal -> how many directions of each pair of seats (01, 02, 03, 12, 13, 23) are
-#: doubled (0, 1 or 2): R6.5 settlement moves each pair's score difference that many times.
-_PAIR_COUNTS: dict[tuple[int, ...], tuple[int, int, int, int, int, int]] = {}
-
-
-def _pair_counts(doubles: list[int]) -> tuple[int, int, int, int, int, int]:
-    if len(_PAIR_COUNTS) >= 4096:
-        _PAIR_COUNTS.clear()
-    k = _PAIR_COUNTS[(*doubles,)] = tuple(
-        (doubles[i] >> j & 1) + (doubles[j] >> i & 1) for i in range(4) for j in range(i + 1, 4)
-    )  # type: ignore[assignment]
-    return k  # type: ignore[return-value]
+#: R6.5 settlement of a 4-seat deal by pairs of seats 01, 02, 03, 12, 13, 23: each pair's score difference moves
+#: once per doubled direction (0, 1 or 2 times). ``_PAIR_BITS[i][m]``: seat ``i`` doubling the seats of mask ``m``,
+#: as a 2-bit count per pair (pair p at bits 2p); the four seats' sum is every pair's count, and
+#: ``_PAIR_COUNTS[sum]`` the six counts.
+_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+_PAIR_BITS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(1 << 2 * p for p, (a, b) in enumerate(_PAIRS) if i in (a, b) and m >> (a + b - i) & 1) for m in range(16))
+    for i in range(4)
+)
+_PAIR_COUNTS: list[tuple[int, ...]] = [()] * 4096
+for _k in range(4096):
+    _c = tuple(_k >> 2 * p & 3 for p in range(6))
+    if max(_c) <= 2:
+        _PAIR_COUNTS[_k] = _c
+del _k, _c
 
 
 class Deal:
@@ -1014,11 +1017,10 @@ class Deal:
         self.contract_scores = scores
         doubles = self.doubles
         if self.n == 4:  # settlement(scores, doubles) unrolled over the six pairs of seats
-            k = _PAIR_COUNTS.get((*doubles,))
-            if k is None:
-                k = _pair_counts(doubles)
+            a, b, c, d = doubles
+            b0, b1, b2, b3 = _PAIR_BITS  # (& 15: the four seats' bits; settlement ignores the others too)
+            k01, k02, k03, k12, k13, k23 = _PAIR_COUNTS[b0[a & 15] + b1[b & 15] + b2[c & 15] + b3[d & 15]]
             s0, s1, s2, s3 = scores
-            k01, k02, k03, k12, k13, k23 = k
             x01, x02, x03 = k01 * (s0 - s1), k02 * (s0 - s2), k03 * (s0 - s3)
             x12, x13, x23 = k12 * (s1 - s2), k13 * (s1 - s3), k23 * (s2 - s3)
             o0, o1, o2, o3 = x01 + x02 + x03, x12 + x13 - x01, x23 - x02 - x12, -x03 - x13 - x23
