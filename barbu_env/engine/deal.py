@@ -342,8 +342,6 @@ class Deal:
         d.declarer = declarer
         d.phase = DECLARE
         d.to_move = declarer
-        d.contract = None
-        d.trump = d.fantan_rank = -1
         d.doubles = [0] * n
         d.double_step = 0
         d.trick = []
@@ -356,12 +354,7 @@ class Deal:
         d.played_by = [0] * n
         d.excluded = [0] * n
         d.hearts_broken = False
-        d.card_vals = d.pos_vals = ()
-        d.force_king = False
-        d.lead_hearts_rule = False
-        d._plain_follow = d._plain = False
-        d._trick_base = ()
-        d._score_mask = d._end = 0
+        d._plain = False
         d.fantan_lo = [-1] * 4
         d.fantan_hi = [-1] * 4
         d.playable = 0
@@ -374,7 +367,13 @@ class Deal:
         d.split = False
         d._mask = d._cards = d._legal_doubles = d._double_row = None
         if contract is not None:
-            d.declare(contract)
+            d.declare(contract)  # sets the contract's attributes (a bad contract raises: no deal is returned)
+        else:
+            d.contract = None
+            d.trump = d.fantan_rank = -1
+            d.card_vals = d.pos_vals = d._trick_base = ()
+            d.force_king = d.lead_hearts_rule = d._plain_follow = False
+            d._score_mask = d._end = 0
         return d
 
     @property
@@ -873,12 +872,14 @@ class Deal:
         :class:`Contract` row played without parameter (the R2.4 tie-break deal)."""
         if self.phase != DECLARE:
             raise ValueError("the contract is already declared")
-        if isinstance(contract, Contract):
+        parsed = _PARSED.get(contract) if type(contract) is str else None  # parse_contract's cache hit, inlined
+        if parsed is not None:
+            name, trump, rank = parsed
+        elif isinstance(contract, Contract):
             name, trump, rank = contract.name, -1, -1
             self.table = {name: contract}
-        else:  # parse_contract, its cache hit inlined for texts
-            parsed = _PARSED.get(contract) if type(contract) is str else None
-            name, trump, rank = parsed if parsed is not None else parse_contract(contract)
+        else:
+            name, trump, rank = parse_contract(contract)
         c = self.table.get(name)
         if c is None:
             raise ValueError(f"contract {name!r} is not played under these rules: valid are {list(self.table)}")
