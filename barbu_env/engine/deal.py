@@ -828,7 +828,8 @@ class Deal:
                 finished.append(p)
                 n = self.n
                 if len(finished) == n - 1:  # R7.4: all but one out; the last one is last
-                    finished.append(next(s for s in range(n) if s not in finished))
+                    # the seat not out: 0 + 1 + ... + (n - 1) minus the others (no generator: apply keeps no cell)
+                    finished.append(n * (n - 1) // 2 - sum(finished))
                     self._finish()
                     return
             elif r == ACE and self._ace_again:
