@@ -220,6 +220,18 @@ _DOUBLE_TARGETS: tuple[tuple[int, ...], ...] = tuple(tuple(REL_TO_ABS[s][m] for 
 #: ``(rules.doubling, positive, declarer, must_double)`` -> each defender seat's legal doubling actions.
 _DEFENDER_DOUBLES: dict[tuple[str, bool, int, int], tuple[tuple[int, ...], ...]] = {}
 
+
+def _defender_doubles(rules: Rules, positive: bool, decl: int, must: int) -> tuple[tuple[int, ...], ...]:
+    """Each seat's legal doubles as a defender (``()`` for the declarer), cached in ``_DEFENDER_DOUBLES`` (a
+    function of its own: its generator would make cells of ``Deal._double_ids``' variables on every call)."""
+    if len(_DEFENDER_DOUBLES) >= 1024:
+        _DEFENDER_DOUBLES.clear()
+    row = _DEFENDER_DOUBLES[rules.doubling, positive, decl, must] = tuple(
+        legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else () for s in range(4)
+    )
+    return row
+
+
 #: ``RANK_MASK[r]``: the four cards of rank ``r``.
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
 
@@ -611,13 +623,7 @@ class Deal:
         key = (rules.doubling, positive, decl, self.must_double)
         row = _DEFENDER_DOUBLES.get(key)
         if row is None:
-            if len(_DEFENDER_DOUBLES) >= 1024:
-                _DEFENDER_DOUBLES.clear()
-            must = self.must_double
-            row = _DEFENDER_DOUBLES[key] = tuple(
-                legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else ()
-                for s in range(4)
-            )
+            row = _defender_doubles(rules, positive, decl, self.must_double)
         self._double_row = row  # apply reads the next defenders' tuples from it
         return row[seat]
 
