@@ -160,7 +160,10 @@ def _deal_masks(rng: np.random.Generator, deck: int, players: int) -> list[int]:
         a, b, c = sum(s[:k]), sum(s[k : 2 * k]), sum(s[2 * k : 3 * k])
         return [a, b, c, deck - a - b - c]  # the last hand is the rest of the deck (one sum() less)
     k = len(s) // players
-    return [sum(s[i : i + k]) for i in range(0, len(s), k)]
+    hands = []
+    for i in range(0, len(s), k):  # (a loop, not a comprehension: that would make cells of s and k on every call)
+        hands.append(sum(s[i : i + k]))
+    return hands
 
 
 _DECK_BITS: dict[int, list[int]] = {}  # deck mask -> the bit of each of its cards, ascending
@@ -209,8 +212,9 @@ def _rule_consts(rules: Rules) -> _RuleConsts:
             rules.ace_plays_again,  # R7.5
         )
         n = rules.players
+        # (*range(1, n), 0): the next seat of each seat (no generator: that would make a cell of n on every call)
         e = _RULE_CONSTS[id(rules)] = (
-            rules, rules.deck, n, rules.hand_size, contract_table(rules), flags, tuple((s + 1) % n for s in range(n))
+            rules, rules.deck, n, rules.hand_size, contract_table(rules), flags, (*range(1, n), 0)
         )  # fmt: skip
     return e
 
