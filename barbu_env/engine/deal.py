@@ -520,6 +520,36 @@ class Deal:
             return _KH  # R4.4 forced: a void holder of the K♥ must discard it
         return hand
 
+    def _trump_cards(self, hand: int) -> tuple[int, ...] | None:
+        """The legal cards of ``hand`` in a trumps contract without the R4.1 lead rule, as a one-suit tuple, or
+        ``None`` when the whole hand is legal (``_play_mask`` / ``_follow_mask`` in 13-bit rank masks)."""
+        trump = self.trump
+        led = self.led
+        if led < 0:  # lead: R5.4, a player who can lead a trump must
+            if self._trump_must:
+                r = hand >> _SHIFT[trump] & 8191
+                if r:
+                    return _SUIT_CARDS[trump][r]
+            return None
+        r = hand >> _SHIFT[led] & 8191
+        if r:  # R5.1: follow suit
+            if led == trump and self._overtrump:
+                top = self.top_trump
+                if top >= 0:
+                    hi = r & _RANKS_ABOVE[top]
+                    if hi:  # R5.5 option overtrump
+                        r = hi
+            return _SUIT_CARDS[led][r]
+        r = hand >> _SHIFT[trump] & 8191
+        if r:
+            top = self.top_trump
+            if top < 0:
+                return _SUIT_CARDS[trump][r]  # R5.5: must trump
+            hi = r & _RANKS_ABOVE[top]
+            if hi:  # must trump; with overtrump=yes, must beat the trick's trumps
+                return _SUIT_CARDS[trump][hi if self._overtrump else r]
+        return None  # void in both (or every trump held is below the trick's): free
+
     def legal_actions(self) -> list[int]:
         """The legal action ids of the player on move, ascending (the one legality function)."""
         if self._plain:  # phase PLAY, following is R5.1 only: the hottest call of random play
@@ -546,35 +576,10 @@ class Deal:
             m = self._mask
             if m is None:
                 hand = self.hands[self.to_move]
-                trump = self.trump
-                if trump >= 0 and not self.lead_hearts_rule:
-                    # a trumps contract without R4.1: the legal cards are the ranks r of one suit s, or (r == 0)
-                    # the whole hand (_play_mask / _follow_mask in 13-bit rank masks)
-                    led = self.led
-                    r = s = 0
-                    if led < 0:
-                        if self._trump_must:  # R5.4: a player who can lead a trump must
-                            r, s = hand >> _SHIFT[trump] & 8191, trump
-                    else:
-                        r, s = hand >> _SHIFT[led] & 8191, led
-                        if r:  # R5.1: follow suit
-                            if led == trump and self._overtrump:
-                                top = self.top_trump
-                                if top >= 0:
-                                    hi = r & _RANKS_ABOVE[top]
-                                    if hi:  # R5.5 option overtrump
-                                        r = hi
-                        else:
-                            r, s = hand >> _SHIFT[trump] & 8191, trump
-                            top = self.top_trump
-                            if r and top >= 0:  # (no trump in the trick: must trump, R5.5)
-                                hi = r & _RANKS_ABOVE[top]
-                                if not hi:
-                                    r = 0  # every trump held is below the trick's: free
-                                elif self._overtrump:
-                                    r = hi  # with overtrump=yes, must beat the trick's trumps
-                    if r:  # the legal cards lie in one suit: cached for apply's check
-                        t = self._cards = _SUIT_CARDS[s][r]
+                if self.trump >= 0 and not self.lead_hearts_rule:
+                    t = self._trump_cards(hand)
+                    if t is not None:  # the legal cards lie in one suit: cached for apply's check
+                        self._cards = t
                         return [*t]
                     m = hand
                 else:
