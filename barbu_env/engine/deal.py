@@ -709,38 +709,10 @@ class Deal:
                     self.excluded[p] |= _NON_HEARTS
             trick.append(action)
             q = self._next_seat[p]
-            leader = self.leader
-            if q != leader:
+            if q != self.leader:
                 self.to_move = q
-                return
-            # play came back round to the leader: the trick is complete. _end_trick, inlined (one call less
-            # per trick of the hot path); see there for the comments
-            w = self.winner
-            if self.n == 4:
-                a, b, c, d = trick
-                tm = _BIT[a] + _BIT[b] + _BIT[c] + _BIT[d]
-            else:
-                tm = sum(map(_BIT.__getitem__, trick))
-            k = self.trick_no
-            pts = self._trick_base[k]
-            sm = self._score_mask
-            if sm and tm & sm:
-                vals = self.card_vals
-                for c in trick:
-                    pts += vals[c]
-            if pts:
-                self.points[w] += pts
-            self.captured[w] += tm
-            self.tricks_won[w] += 1
-            k += 1
-            self.trick_no = k
-            self.last_trick = (leader, trick, w)
-            self.trick = []
-            self.led = self.best = self.winner = self.top_trump = -1
-            self.leader = self.to_move = w
-            end = self._end
-            if k == self.num_tricks or (end and tm & end and sum(self.played_by) & end == end):
-                self._finish()
+            else:  # play came back round to the leader: the trick is complete
+                self._end_trick(trick)
             return
         phase = self.phase
         if phase == PLAY:  # trumps or R4.4 forced K♥
@@ -800,55 +772,14 @@ class Deal:
             if m is None:
                 m = self.legal_card_mask()
             bit = _CARD_BIT.get(action, 0)
-            if not m & bit:
-                if action != PASS or (m and self._forced_pass):
+            if m & bit:
+                self._fantan_card(action, bit)
+            elif action == PASS:
+                if m and self._forced_pass:
                     raise self.illegal(action)
                 self._fantan_pass()
-                return
-            # the legal card ``action`` (R7.2, R7.4, R7.5), played here (one call less per card)
-            p = self.to_move
-            hands = self.hands
-            hands[p] -= bit  # (see above)
-            self.played_by[p] += bit
-            self.history.append(_MOVE[p][action])
-            self._mask = None
-            s = _SUIT[action]
-            r = _RANK[action]
-            pl = self.playable ^ bit  # a legal card is playable: XOR clears it
-            lo = self.fantan_lo
-            if lo[s] < 0:  # R7.2: the starting card opens its suit both ways
-                lo[s] = self.fantan_hi[s] = r
-                down = _BELOW[action]
-                if down & self.deck:
-                    pl |= down
-                if r < ACE:
-                    pl |= bit << 1
-            elif r < lo[s]:
-                lo[s] = r
-                down = _BELOW[action]
-                if down & self.deck:
-                    pl |= down
             else:
-                self.fantan_hi[s] = r
-                if r < ACE:
-                    pl |= bit << 1
-            self.playable = pl
-            if not hands[p]:
-                finished = self.finished
-                finished.append(p)
-                n = self.n
-                if len(finished) == n - 1:  # R7.4: all but one out; the last one is last
-                    # the seat not out: 0 + 1 + ... + (n - 1) minus the others (no generator: apply keeps no cell)
-                    finished.append(n * (n - 1) // 2 - sum(finished))
-                    self._finish()
-                    return
-            elif r == ACE and self._ace_again:
-                return  # R7.5: the same player goes again
-            # _next_fantan_player inlined
-            q = self._next_seat[p]
-            while not hands[q]:  # R7.4: players out are skipped
-                q = self._next_seat[q]
-            self.to_move = q
+                raise self.illegal(action)
         elif phase == DOUBLE:
             t = self._legal_doubles
             if t is None:
@@ -995,6 +926,52 @@ class Deal:
             ex |= above(top)
         if ex:
             self.excluded[p] |= ex
+
+    def _fantan_card(self, c: int, bit: int) -> None:
+        """Seat on move plays the legal card ``c`` (bit ``bit``) in Fantan (R7.2, R7.4, R7.5)."""
+        p = self.to_move
+        hands = self.hands
+        hands[p] -= bit  # (see apply)
+        self.played_by[p] += bit
+        self.history.append(_MOVE[p][c])
+        self._mask = None
+        s = _SUIT[c]
+        r = _RANK[c]
+        pl = self.playable ^ bit  # a legal card is playable: XOR clears it
+        lo = self.fantan_lo
+        if lo[s] < 0:  # R7.2: the starting card opens its suit both ways
+            lo[s] = self.fantan_hi[s] = r
+            down = _BELOW[c]
+            if down & self.deck:
+                pl |= down
+            if r < ACE:
+                pl |= bit << 1
+        elif r < lo[s]:
+            lo[s] = r
+            down = _BELOW[c]
+            if down & self.deck:
+                pl |= down
+        else:
+            self.fantan_hi[s] = r
+            if r < ACE:
+                pl |= bit << 1
+        self.playable = pl
+        if not hands[p]:
+            finished = self.finished
+            finished.append(p)
+            n = self.n
+            if len(finished) == n - 1:  # R7.4: all but one out; the last one is last
+                # the seat not out: 0 + 1 + ... + (n - 1) minus the others (a generator would make a cell per call)
+                finished.append(n * (n - 1) // 2 - sum(finished))
+                self._finish()
+                return
+        elif r == ACE and self._ace_again:
+            return  # R7.5: the same player goes again
+        # _next_fantan_player inlined (one call less per card)
+        q = self._next_seat[p]
+        while not hands[q]:  # R7.4: players out are skipped
+            q = self._next_seat[q]
+        self.to_move = q
 
     def _fantan_pass(self) -> None:
         p = self.to_move
