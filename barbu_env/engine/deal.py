@@ -793,8 +793,8 @@ class Deal:
             self._mask = None
             if q < 3:  # the next defender: their legal doubles do not change during the phase
                 p = self.to_move = (self.declarer + 1 + q) % 4  # doubling_order(declarer)[step]
-                row = self._double_row
-                self._legal_doubles = row[p] if row is not None else None
+                t = self._double_row  # (reusing t: each local of apply costs every call a little)
+                self._legal_doubles = t[p] if t is not None else None
             else:
                 self._legal_doubles = None
                 if q == 3:
