@@ -26,6 +26,7 @@ from ..actions import (
     DOUBLE_BASE,
     DOUBLE_SUBSETS,
     FANTAN_BASE,
+    NUM_ACTIONS,
     PASS,
     PLAIN_CONTRACTS,
     TRUMPS_BASE,
@@ -82,8 +83,8 @@ _RANK: tuple[int, ...] = tuple(c % 13 for c in range(NUM_CARDS))
 _BELOW: tuple[int, ...] = tuple(1 << (c - 1) if c % 13 else 0 for c in range(NUM_CARDS))
 #: ``_RANKS_ABOVE[c]``: the 13-bit rank mask of the ranks above card ``c``'s (``above(c)`` within its suit)
 _RANKS_ABOVE: tuple[int, ...] = tuple(8191 & ~((2 << (c % 13)) - 1) for c in range(NUM_CARDS))
-#: ``_MOVE[seat][card]`` == ``(seat, card)``: history entries made once (no new tuple per card; 5 seats at most)
-_MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(tuple((s, c) for c in range(NUM_CARDS)) for s in range(5))
+#: ``_MOVE[seat][action]`` == ``(seat, action)``: history entries made once (no new tuple per move; 5 seats at most)
+_MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(tuple((s, a) for a in range(NUM_ACTIONS)) for s in range(5))
 
 
 def mask_to_list(m: int) -> list[int]:
@@ -159,7 +160,10 @@ def _deal_masks(rng: np.random.Generator, deck: int, players: int) -> list[int]:
         a, b, c = sum(s[:k]), sum(s[k : 2 * k]), sum(s[2 * k : 3 * k])
         return [a, b, c, deck - a - b - c]  # the last hand is the rest of the deck (one sum() less)
     k = len(s) // players
-    return [sum(s[i : i + k]) for i in range(0, len(s), k)]
+    hands = []
+    for i in range(0, len(s), k):  # (a loop, not a comprehension: that would make cells of s and k on every call)
+        hands.append(sum(s[i : i + k]))
+    return hands
 
 
 _DECK_BITS: dict[int, list[int]] = {}  # deck mask -> the bit of each of its cards, ascending
@@ -208,8 +212,9 @@ def _rule_consts(rules: Rules) -> _RuleConsts:
             rules.ace_plays_again,  # R7.5
         )
         n = rules.players
+        # (*range(1, n), 0): the next seat of each seat (no generator: that would make a cell of n on every call)
         e = _RULE_CONSTS[id(rules)] = (
-            rules, rules.deck, n, rules.hand_size, contract_table(rules), flags, tuple((s + 1) % n for s in range(n))
+            rules, rules.deck, n, rules.hand_size, contract_table(rules), flags, (*range(1, n), 0)
         )  # fmt: skip
     return e
 
@@ -219,8 +224,37 @@ _DOUBLE_TARGETS: tuple[tuple[int, ...], ...] = tuple(tuple(REL_TO_ABS[s][m] for 
 #: ``(rules.doubling, positive, declarer, must_double)`` -> each defender seat's legal doubling actions.
 _DEFENDER_DOUBLES: dict[tuple[str, bool, int, int], tuple[tuple[int, ...], ...]] = {}
 
+
+def _defender_doubles(rules: Rules, positive: bool, decl: int, must: int) -> tuple[tuple[int, ...], ...]:
+    """Each seat's legal doubles as a defender (``()`` for the declarer), cached in ``_DEFENDER_DOUBLES`` (a
+    function of its own: its generator would make cells of ``Deal._double_ids``' variables on every call)."""
+    if len(_DEFENDER_DOUBLES) >= 1024:
+        _DEFENDER_DOUBLES.clear()
+    row = _DEFENDER_DOUBLES[rules.doubling, positive, decl, must] = tuple(
+        legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else () for s in range(4)
+    )
+    return row
+
+
 #: ``RANK_MASK[r]``: the four cards of rank ``r``.
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
+
+
+#: R6.5 settlement of a 4-seat deal by pairs of seats 01, 02, 03, 12, 13, 23: each pair's score difference moves
+#: once per doubled direction (0, 1 or 2 times). ``_PAIR_BITS[i][m]``: seat ``i`` doubling the seats of mask ``m``,
+#: as a 2-bit count per pair (pair p at bits 2p); the four seats' sum is every pair's count, and
+#: ``_PAIR_COUNTS[sum]`` the six counts.
+_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+_PAIR_BITS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(1 << 2 * p for p, (a, b) in enumerate(_PAIRS) if i in (a, b) and m >> (a + b - i) & 1) for m in range(16))
+    for i in range(4)
+)
+_PAIR_COUNTS: list[tuple[int, ...]] = [()] * 4096
+for _k in range(4096):
+    _c = tuple(_k >> 2 * p & 3 for p in range(6))
+    if max(_c) <= 2:
+        _PAIR_COUNTS[_k] = _c
+del _k, _c
 
 
 class Deal:
@@ -234,6 +268,8 @@ class Deal:
         "pos_vals", "force_king", "lead_hearts_rule", "fantan_lo", "fantan_hi", "playable",
         "finished", "passes", "last_trick", "history", "contract_scores", "settlement", "scores",
         "reneged", "split", "n", "_next_seat", "_mask", "_cards", "_legal_doubles",
+        # the defenders' legal doubles by seat (fixed for the doubling phase), once the first one was asked
+        "_double_row",
         # rule options read during play, as plain flags (set with ``rules``, see its setter)
         "_until_broken", "_trump_must", "_overtrump", "_forced_pass", "_free_pass", "_ace_again",
         # set by ``declare``: following is R5.1 only (no trumps, no R4.4 forcing); per trick index, the points
@@ -322,8 +358,6 @@ class Deal:
         d.declarer = declarer
         d.phase = DECLARE
         d.to_move = declarer
-        d.contract = None
-        d.trump = d.fantan_rank = -1
         d.doubles = [0] * n
         d.double_step = 0
         d.trick = []
@@ -336,12 +370,7 @@ class Deal:
         d.played_by = [0] * n
         d.excluded = [0] * n
         d.hearts_broken = False
-        d.card_vals = d.pos_vals = ()
-        d.force_king = False
-        d.lead_hearts_rule = False
-        d._plain_follow = d._plain = False
-        d._trick_base = ()
-        d._score_mask = d._end = 0
+        d._plain = False
         d.fantan_lo = [-1] * 4
         d.fantan_hi = [-1] * 4
         d.playable = 0
@@ -352,9 +381,15 @@ class Deal:
         d.contract_scores = d.settlement = d.scores = None
         d.reneged = -1
         d.split = False
-        d._mask = d._cards = d._legal_doubles = None
+        d._mask = d._cards = d._legal_doubles = d._double_row = None
         if contract is not None:
-            d.declare(contract)
+            d.declare(contract)  # sets the contract's attributes (a bad contract raises: no deal is returned)
+        else:
+            d.contract = None
+            d.trump = d.fantan_rank = -1
+            d.card_vals = d.pos_vals = d._trick_base = ()
+            d.force_king = d.lead_hearts_rule = d._plain_follow = False
+            d._score_mask = d._end = 0
         return d
 
     @property
@@ -365,6 +400,7 @@ class Deal:
     @rules.setter
     def rules(self, rules: Rules) -> None:
         self._rules = rules
+        self._legal_doubles = self._double_row = None  # legal doubles depend on rules.doubling
         (self._until_broken, self._trump_must, self._overtrump, self._forced_pass, self._free_pass,
          self._ace_again) = _rule_consts(rules)[5]  # fmt: skip
 
@@ -568,7 +604,7 @@ class Deal:
             t = self._legal_doubles
             if t is None:
                 t = self._legal_doubles = self._double_ids()
-            return list(t)
+            return [*t]
         if p == DECLARE:
             return self._legal_declarations()
         return []
@@ -591,13 +627,8 @@ class Deal:
         key = (rules.doubling, positive, decl, self.must_double)
         row = _DEFENDER_DOUBLES.get(key)
         if row is None:
-            if len(_DEFENDER_DOUBLES) >= 1024:
-                _DEFENDER_DOUBLES.clear()
-            must = self.must_double
-            row = _DEFENDER_DOUBLES[key] = tuple(
-                legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else ()
-                for s in range(4)
-            )
+            row = _defender_doubles(rules, positive, decl, self.must_double)
+        self._double_row = row  # apply reads the next defenders' tuples from it
         return row[seat]
 
     def _legal_declarations(self) -> list[int]:
@@ -756,14 +787,20 @@ class Deal:
             if action not in t:
                 raise self.illegal(action)
             p = self.to_move  # the doubling step, inlined (one call less per decision)
-            self.history.append((p, action))
+            self.history.append(_MOVE[p][action])
             self.doubles[p] = _DOUBLE_TARGETS[p][action - DOUBLE_BASE]
             q = self.double_step = self.double_step + 1
-            self._mask = self._legal_doubles = None
-            if q < 4:
-                self.to_move = (self.declarer + 1 + q) % 4  # doubling_order(declarer)[step]
+            self._mask = None
+            if q < 3:  # the next defender: their legal doubles do not change during the phase
+                p = self.to_move = (self.declarer + 1 + q) % 4  # doubling_order(declarer)[step]
+                t = self._double_row  # (reusing t: each local of apply costs every call a little)
+                self._legal_doubles = t[p] if t is not None else None
             else:
-                self._end_doubling()
+                self._legal_doubles = None
+                if q == 3:
+                    self.to_move = self.declarer  # doubling_order(declarer)[3]
+                else:
+                    self._end_doubling()
         elif phase == DECLARE:
             if action not in self._legal_declarations():
                 raise self.illegal(action)
@@ -777,12 +814,14 @@ class Deal:
         :class:`Contract` row played without parameter (the R2.4 tie-break deal)."""
         if self.phase != DECLARE:
             raise ValueError("the contract is already declared")
-        if isinstance(contract, Contract):
+        parsed = _PARSED.get(contract) if type(contract) is str else None  # parse_contract's cache hit, inlined
+        if parsed is not None:
+            name, trump, rank = parsed
+        elif isinstance(contract, Contract):
             name, trump, rank = contract.name, -1, -1
             self.table = {name: contract}
-        else:  # parse_contract, its cache hit inlined for texts
-            parsed = _PARSED.get(contract) if type(contract) is str else None
-            name, trump, rank = parsed if parsed is not None else parse_contract(contract)
+        else:
+            name, trump, rank = parse_contract(contract)
         c = self.table.get(name)
         if c is None:
             raise ValueError(f"contract {name!r} is not played under these rules: valid are {list(self.table)}")
@@ -922,7 +961,8 @@ class Deal:
             finished.append(p)
             n = self.n
             if len(finished) == n - 1:  # R7.4: all but one out; the last one is last
-                finished.append(next(s for s in range(n) if s not in finished))
+                # the seat not out: 0 + 1 + ... + (n - 1) minus the others (a generator would make a cell per call)
+                finished.append(n * (n - 1) // 2 - sum(finished))
                 self._finish()
                 return
         elif r == ACE and self._ace_again:
@@ -935,7 +975,7 @@ class Deal:
 
     def _fantan_pass(self) -> None:
         p = self.to_move
-        self.history.append((p, PASS))
+        self.history.append(_MOVE[p][PASS])
         self.passes[p] += 1
         if self._forced_pass:  # R7.3: a pass proves no playable card
             self.excluded[p] |= self.playable
@@ -959,8 +999,20 @@ class Deal:
                 for s, v in enumerate(ravage_scores(self.captured, c.ravage)):
                     scores[s] += v
         self.contract_scores = scores
-        self.settlement = settlement(scores, self.doubles)
-        self.scores = list(map(operator.add, scores, self.settlement))  # element-wise sum, in C
+        doubles = self.doubles
+        if self.n == 4:  # settlement(scores, doubles) unrolled over the six pairs of seats
+            a, b, c, d = doubles
+            b0, b1, b2, b3 = _PAIR_BITS  # (& 15: the four seats' bits; settlement ignores the others too)
+            k01, k02, k03, k12, k13, k23 = _PAIR_COUNTS[b0[a & 15] + b1[b & 15] + b2[c & 15] + b3[d & 15]]
+            s0, s1, s2, s3 = scores
+            x01, x02, x03 = k01 * (s0 - s1), k02 * (s0 - s2), k03 * (s0 - s3)
+            x12, x13, x23 = k12 * (s1 - s2), k13 * (s1 - s3), k23 * (s2 - s3)
+            o0, o1, o2, o3 = x01 + x02 + x03, x12 + x13 - x01, x23 - x02 - x12, -x03 - x13 - x23
+            self.settlement = [o0, o1, o2, o3]
+            self.scores = [s0 + o0, s1 + o1, s2 + o2, s3 + o3]
+        else:
+            self.settlement = settlement(scores, doubles)
+            self.scores = list(map(operator.add, scores, self.settlement))  # element-wise sum, in C
         self.phase = OVER
         self._mask = self._cards = None
         self._plain = False
