@@ -967,7 +967,7 @@ class Deal:
                 return
         elif r == ACE and self._ace_again:
             return  # R7.5: the same player goes again
-        # _next_fantan_player inlined (one call less per card)
+        # the next seat still holding cards plays
         q = self._next_seat[p]
         while not hands[q]:  # R7.4: players out are skipped
             q = self._next_seat[q]
@@ -980,7 +980,7 @@ class Deal:
         if self._forced_pass:  # R7.3: a pass proves no playable card
             self.excluded[p] |= self.playable
         self._mask = None
-        nxt = self._next_seat  # _next_fantan_player inlined
+        nxt = self._next_seat
         hands = self.hands
         q = nxt[p]
         while not hands[q]:  # R7.4: players out are skipped
