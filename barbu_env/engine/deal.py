@@ -48,7 +48,7 @@ from ..cards import (
 )
 from ..contracts import FANTAN, Contract, contract_table, ravage_scores
 from ..rules import Rules
-from .doubling import _LEGAL_DOUBLES, REL_TO_ABS, legal_double_ids, settlement, split_scores
+from .doubling import REL_TO_ABS, legal_double_ids, settlement, split_scores
 
 
 class Phase(IntEnum):
@@ -226,35 +226,21 @@ _DEFENDER_DOUBLES: dict[tuple[str, bool, int, int], tuple[tuple[int, ...], ...]]
 
 
 def _defender_doubles(rules: Rules, positive: bool, decl: int, must: int) -> tuple[tuple[int, ...], ...]:
-    """Each seat's legal doubles as a defender (``()`` for the declarer), cached in ``_DEFENDER_DOUBLES`` (a
-    function of its own: its generator would make cells of ``Deal._double_ids``' variables on every call)."""
-    if len(_DEFENDER_DOUBLES) >= 1024:
-        _DEFENDER_DOUBLES.clear()
-    row = _DEFENDER_DOUBLES[rules.doubling, positive, decl, must] = tuple(
-        legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else () for s in range(4)
-    )
+    """Each seat's legal doubles as a defender (``()`` for the declarer), cached in ``_DEFENDER_DOUBLES``."""
+    key = (rules.doubling, positive, decl, must)
+    row = _DEFENDER_DOUBLES.get(key)
+    if row is None:
+        if len(_DEFENDER_DOUBLES) >= 1024:
+            _DEFENDER_DOUBLES.clear()
+        row = _DEFENDER_DOUBLES[key] = tuple(
+            legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else ()
+            for s in range(4)
+        )
     return row
 
 
 #: ``RANK_MASK[r]``: the four cards of rank ``r``.
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
-
-
-#: R6.5 settlement of a 4-seat deal by pairs of seats 01, 02, 03, 12, 13, 23: each pair's score difference moves
-#: once per doubled direction (0, 1 or 2 times). ``_PAIR_BITS[i][m]``: seat ``i`` doubling the seats of mask ``m``,
-#: as a 2-bit count per pair (pair p at bits 2p); the four seats' sum is every pair's count, and
-#: ``_PAIR_COUNTS[sum]`` the six counts.
-_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
-_PAIR_BITS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(sum(1 << 2 * p for p, (a, b) in enumerate(_PAIRS) if i in (a, b) and m >> (a + b - i) & 1) for m in range(16))
-    for i in range(4)
-)
-_PAIR_COUNTS: list[tuple[int, ...]] = [()] * 4096
-for _k in range(4096):
-    _c = tuple(_k >> 2 * p & 3 for p in range(6))
-    if max(_c) <= 2:
-        _PAIR_COUNTS[_k] = _c
-del _k, _c
 
 
 class Deal:
@@ -617,17 +603,9 @@ class Deal:
         rules = self._rules
         positive = self.contract.positive
         if seat == decl:  # depends on who doubled the declarer; no R6.4 duty
-            a, b, c, d = self.doubles  # (doubling is 4-player Barbu only)
-            by = (a >> decl & 1) | (b >> decl & 1) << 1 | (c >> decl & 1) << 2 | (d >> decl & 1) << 3
-            doubled_me = by & ~(1 << decl)  # the seats that doubled the declarer
-            # legal_double_ids' cache, read here (its key; one call and loop less)
-            t = _LEGAL_DOUBLES.get((seat, decl, bool(positive), rules.doubling, doubled_me, False))
-            return t if t is not None else legal_double_ids(rules, seat, decl, positive, self.doubles, False)
+            return legal_double_ids(rules, seat, decl, positive, self.doubles, False)
         # a defender's choice is fixed for the whole doubling phase: one row of tuples per set-up
-        key = (rules.doubling, positive, decl, self.must_double)
-        row = _DEFENDER_DOUBLES.get(key)
-        if row is None:
-            row = _defender_doubles(rules, positive, decl, self.must_double)
+        row = _defender_doubles(rules, positive, decl, self.must_double)
         self._double_row = row  # apply reads the next defenders' tuples from it
         return row[seat]
 
@@ -670,9 +648,9 @@ class Deal:
                 action = int(operator.index(action))  # numpy integers of any dtype -> int (bit shifts on masks)
             except TypeError:
                 raise self.illegal(action) from None
-        if self._plain:  # phase PLAY, following is R5.1 only (no trumps, no forced K♥): the hot path, inlined
+        if self._plain or self.phase == PLAY:  # trick play (R5); _plain: the hot path, inlined
             t = self._cards
-            if t is not None:  # the follow cards legal_actions listed: a tuple test beats mask arithmetic
+            if t is not None:  # the one-suit cards legal_actions listed: a tuple test beats mask arithmetic
                 if action not in t:
                     raise self.illegal(action)
                 bit = _BIT[action]
@@ -691,71 +669,43 @@ class Deal:
             self.history.append(_MOVE[p][action])
             trick = self.trick
             suit = _SUIT[action]
-            if trick:
-                led = self.led
-                if suit == led:  # no trumps: the best card is the highest of the led suit (R5.2)
-                    if action > self.best:
-                        self.best = action
-                        self.winner = p
-                else:  # a discard shows a void in the led suit (R5.1)
-                    self.excluded[p] |= SUIT_MASK[led]
-                    if suit == HEARTS:
-                        self.hearts_broken = True
-            else:  # lead; with no trumps only R4.1 tells something
+            if self._plain:  # following is R5.1 only: no trumps, no forced K♥
+                if trick:
+                    led = self.led
+                    if suit == led:  # the best card is the highest of the led suit (R5.2)
+                        if action > self.best:
+                            self.best = action
+                            self.winner = p
+                    else:  # a discard shows a void in the led suit (R5.1)
+                        self.excluded[p] |= SUIT_MASK[led]
+                        if suit == HEARTS:
+                            self.hearts_broken = True
+                else:  # lead; with no trumps only R4.1 tells something
+                    self.leader = self.winner = p
+                    self.led = suit
+                    self.best = action
+                    if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
+                        self.excluded[p] |= _NON_HEARTS
+            elif not trick:  # trumps (R5.4, R5.5) or R4.4 forced K♥; a lead: what the lead rules reveal (R4.1, R5.4)
                 self.leader = self.winner = p
                 self.led = suit
                 self.best = action
                 if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
                     self.excluded[p] |= _NON_HEARTS
-            trick.append(action)
-            q = self._next_seat[p]
-            if q != self.leader:
-                self.to_move = q
-            else:  # play came back round to the leader: the trick is complete
-                self._end_trick(trick)
-            return
-        phase = self.phase
-        if phase == PLAY:  # trumps or R4.4 forced K♥
-            t = self._cards
-            if t is not None:  # the one-suit legal cards legal_actions listed
-                if action not in t:
-                    raise self.illegal(action)
-                bit = _BIT[action]
-                self._cards = None
-            else:
-                m = self._mask
-                if m is None:
-                    m = self.legal_card_mask()
-                bit = _CARD_BIT.get(action, 0)
-                if not m & bit:
-                    raise self.illegal(action)
-                self._mask = None
-            p = self.to_move
-            self.hands[p] -= bit  # (the interpreter specialises int + and -; the card is in the hand,
-            self.played_by[p] += bit  # not yet played: the same as ^= and |=)
-            self.history.append(_MOVE[p][action])
-            # the trick part of the card (R5), in full: trumps (R5.4, R5.5) and R4.4 forced K♥
-            suit = _SUIT[action]
-            trick = self.trick
-            trump = self.trump
-            if not trick:  # lead: what the lead rules reveal (R4.1, R5.4)
-                self.leader = self.winner = p
-                self.led = suit
-                self.best = action
-                if suit == HEARTS and self.lead_hearts_rule and not (self.hearts_broken and self._until_broken):
-                    self.excluded[p] |= _NON_HEARTS
+                trump = self.trump
                 if trump >= 0:
                     if suit == trump:
                         self.top_trump = action
                     elif self._trump_must:
                         self.excluded[p] |= SUIT_MASK[trump]
-            else:
+            else:  # a follow: what it proves (R5.1, R5.5, R4.4) and the best card so far (R5.2)
                 led = self.led
+                trump = self.trump
                 if suit != led or self.force_king or (suit == trump and self.top_trump > action):
                     self._infer_follow(p, action, suit)
                 best = self.best
                 if (suit == _SUIT[best] and action > best) or (suit == trump and _SUIT[best] != trump):
-                    self.best = action  # R5.2
+                    self.best = action
                     self.winner = p
                 if suit == trump and action > self.top_trump:
                     self.top_trump = action
@@ -767,7 +717,9 @@ class Deal:
                 self.to_move = q
             else:  # play came back round to the leader: the trick is complete
                 self._end_trick(trick)
-        elif phase == FANTAN_PLAY:
+            return
+        phase = self.phase
+        if phase == FANTAN_PLAY:
             m = self._mask
             if m is None:
                 m = self.legal_card_mask()
@@ -999,20 +951,8 @@ class Deal:
                 for s, v in enumerate(ravage_scores(self.captured, c.ravage)):
                     scores[s] += v
         self.contract_scores = scores
-        doubles = self.doubles
-        if self.n == 4:  # settlement(scores, doubles) unrolled over the six pairs of seats
-            a, b, c, d = doubles
-            b0, b1, b2, b3 = _PAIR_BITS  # (& 15: the four seats' bits; settlement ignores the others too)
-            k01, k02, k03, k12, k13, k23 = _PAIR_COUNTS[b0[a & 15] + b1[b & 15] + b2[c & 15] + b3[d & 15]]
-            s0, s1, s2, s3 = scores
-            x01, x02, x03 = k01 * (s0 - s1), k02 * (s0 - s2), k03 * (s0 - s3)
-            x12, x13, x23 = k12 * (s1 - s2), k13 * (s1 - s3), k23 * (s2 - s3)
-            o0, o1, o2, o3 = x01 + x02 + x03, x12 + x13 - x01, x23 - x02 - x12, -x03 - x13 - x23
-            self.settlement = [o0, o1, o2, o3]
-            self.scores = [s0 + o0, s1 + o1, s2 + o2, s3 + o3]
-        else:
-            self.settlement = settlement(scores, doubles)
-            self.scores = list(map(operator.add, scores, self.settlement))  # element-wise sum, in C
+        self.settlement = st = settlement(scores, self.doubles)
+        self.scores = list(map(operator.add, scores, st))  # element-wise sum, in C
         self.phase = OVER
         self._mask = self._cards = None
         self._plain = False

@@ -78,30 +78,28 @@ def _legal_doubles(
 def settlement(scores: list[int], doubles: list[int]) -> list[int]:
     """R6.5: for each pair, k directions doubled times the score difference, to the higher scorer."""
     n = len(scores)
+    if n == 4:  # the pairs 01 02 03 12 13 23 written out (a deal's only settlement of classic Barbu)
+        a, b, c, d = doubles
+        if not (a | b | c | d):
+            return [0, 0, 0, 0]
+        s0, s1, s2, s3 = scores
+        x01 = ((a >> 1 & 1) + (b & 1)) * (s0 - s1)
+        x02 = ((a >> 2 & 1) + (c & 1)) * (s0 - s2)
+        x03 = ((a >> 3 & 1) + (d & 1)) * (s0 - s3)
+        x12 = ((b >> 2 & 1) + (c >> 1 & 1)) * (s1 - s2)
+        x13 = ((b >> 3 & 1) + (d >> 1 & 1)) * (s1 - s3)
+        x23 = ((c >> 3 & 1) + (d >> 2 & 1)) * (s2 - s3)
+        return [x01 + x02 + x03, x12 + x13 - x01, x23 - x02 - x12, -x03 - x13 - x23]
     out = [0] * n
-    seats_of = _SEATS_OF
-    others = _OTHERS[n] if n <= 8 else tuple(((1 << n) - 1) & ~(1 << i) for i in range(n))  # every seat but i
     for i in range(n):
-        m = doubles[i] & others[i]
-        if m:
-            # one pass per doubled direction i -> j: each direction moves the score difference once, from the
-            # lower scorer to the higher, so a pair doubled both ways moves it twice
-            si = scores[i]
-            gain = 0
-            for j in seats_of[m]:
-                d = si - scores[j]
-                gain += d
-                out[j] -= d
-            out[i] += gain
+        for j in range(i + 1, n):
+            k = (doubles[i] >> j & 1) + (doubles[j] >> i & 1)
+            if k and scores[i] != scores[j]:
+                d = k * abs(scores[i] - scores[j])
+                hi, lo = (i, j) if scores[i] > scores[j] else (j, i)
+                out[hi] += d
+                out[lo] -= d
     return out
-
-
-#: ``_SEATS_OF[m]``: the seats (bits) of the seat mask ``m``, ascending (any table of up to 8 seats).
-_SEATS_OF: tuple[tuple[int, ...], ...] = tuple(tuple(j for j in range(8) if m >> j & 1) for m in range(256))
-
-
-#: ``_OTHERS[n][i]``: the mask of the ``n`` seats but seat ``i`` (what settlement keeps of ``doubles[i]``).
-_OTHERS: tuple[tuple[int, ...], ...] = tuple(tuple(((1 << n) - 1) & ~(1 << i) for i in range(n)) for n in range(9))
 
 
 def split_scores(total: int, declarer: int) -> list[int]:
