@@ -411,14 +411,9 @@ class raw_env(AECEnv):
             deal.apply(a)
         elif not self._illegal(deal, a, action):
             return
-        if deal.phase != _OVER and not self._mirrors:  # _new_decision's common case, inlined
-            self._version += 1
-            self._mask = None
-            self.__dict__["_m_agent_selection"] = self._agent_names[deal.to_move]
-        else:
-            if deal.phase == _OVER:
-                self._end_deal(deal)
-            self._new_decision()
+        if deal.phase == _OVER:
+            self._end_deal(deal)
+        self._new_decision()
         if self.render_mode == "human":
             self.render()
 

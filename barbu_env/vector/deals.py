@@ -243,8 +243,7 @@ class VectorDeals:
     def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(obs float32 [B, OBS_SIZE], mask int8 [B, 87], seat int64 [B])`` for the seat on move of each
         game (or for ``seats``, a seat 0..3 or -1 (none) per game; masks are then zero for seats not on move,
-        as in the AEC env). The arrays
-        are buffers reused by the next call: copy what you keep."""
+        as in the AEC env). The arrays are buffers reused by the next call: copy what you keep."""
         self._need_start()
         seat = self.seat
         if seats is None:
