@@ -32,11 +32,10 @@ def legal_double_ids(
 ) -> tuple[int, ...]:
     """:func:`legal_doubles` as a shared tuple (computed once per combination of what it depends on)."""
     doubled_me = 0
-    if seat == declarer:
-        bit_d = 1 << declarer
-        for s in range(4):
-            if s != seat and doubles[s] & bit_d:
-                doubled_me |= 1 << s
+    if seat == declarer:  # the seats that doubled the declarer
+        x = doubles
+        by = (x[0] >> seat & 1) | (x[1] >> seat & 1) << 1 | (x[2] >> seat & 1) << 2 | (x[3] >> seat & 1) << 3
+        doubled_me = by & ~(1 << seat)
     # the answer depends on these few values only: computed once per combination
     key = (seat, declarer, bool(positive), rules.doubling, doubled_me, bool(must_double))
     out = _LEGAL_DOUBLES.get(key)
@@ -78,17 +77,15 @@ def _legal_doubles(
 def settlement(scores: list[int], doubles: list[int]) -> list[int]:
     """R6.5: for each pair, k directions doubled times the score difference, to the higher scorer."""
     n = len(scores)
-    if n == 4:  # the pairs 01 02 03 12 13 23 written out (a deal's only settlement of classic Barbu)
+    if n == 4:  # by pairs of seats, from the tables below (the settlement of every classic deal)
         a, b, c, d = doubles
         if not (a | b | c | d):
             return [0, 0, 0, 0]
+        b0, b1, b2, b3 = _PAIR_BITS
+        k01, k02, k03, k12, k13, k23 = _PAIR_COUNTS[b0[a & 15] + b1[b & 15] + b2[c & 15] + b3[d & 15]]
         s0, s1, s2, s3 = scores
-        x01 = ((a >> 1 & 1) + (b & 1)) * (s0 - s1)
-        x02 = ((a >> 2 & 1) + (c & 1)) * (s0 - s2)
-        x03 = ((a >> 3 & 1) + (d & 1)) * (s0 - s3)
-        x12 = ((b >> 2 & 1) + (c >> 1 & 1)) * (s1 - s2)
-        x13 = ((b >> 3 & 1) + (d >> 1 & 1)) * (s1 - s3)
-        x23 = ((c >> 3 & 1) + (d >> 2 & 1)) * (s2 - s3)
+        x01, x02, x03 = k01 * (s0 - s1), k02 * (s0 - s2), k03 * (s0 - s3)
+        x12, x13, x23 = k12 * (s1 - s2), k13 * (s1 - s3), k23 * (s2 - s3)
         return [x01 + x02 + x03, x12 + x13 - x01, x23 - x02 - x12, -x03 - x13 - x23]
     out = [0] * n
     for i in range(n):
@@ -100,6 +97,18 @@ def settlement(scores: list[int], doubles: list[int]) -> list[int]:
                 out[hi] += d
                 out[lo] -= d
     return out
+
+
+#: 4-seat settlement by the pairs of seats 01, 02, 03, 12, 13, 23: each pair's score difference moves once per
+#: doubled direction (0, 1 or 2 times). ``_PAIR_BITS[i][m]``: seat ``i`` doubling the seats of mask ``m``, as a
+#: 2-bit count per pair (pair p at bits 2p); the sum over the four seats holds every pair's count, and
+#: ``_PAIR_COUNTS[sum]`` the six counts.
+_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+_PAIR_BITS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(1 << 2 * p for p, (a, b) in enumerate(_PAIRS) if i in (a, b) and m >> (a + b - i) & 1) for m in range(16))
+    for i in range(4)
+)
+_PAIR_COUNTS: tuple[tuple[int, ...], ...] = tuple(tuple(k >> 2 * p & 3 for p in range(6)) for k in range(4096))
 
 
 def split_scores(total: int, declarer: int) -> list[int]:
