@@ -13,7 +13,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .core import State, apply, is_legal, legal_words
+from .core import State, apply, is_legal, legal_words, start
+from .dealing import deal_stream
 from .encode import masks_into, observe_into, pack, packed_bytes, zero_tail
 from .tables import OVER, Tables
 
@@ -49,8 +50,9 @@ class Backend(Protocol):
     def observe_packed(self, st: State, t: Tables, seat: np.ndarray, low: np.ndarray, high: np.ndarray,
                        mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...  # fmt: skip
     def masks(self, low: np.ndarray, high: np.ndarray, mask: np.ndarray) -> None: ...
-    def apply(self, st: State, t: Tables, low: np.ndarray, high: np.ndarray,
-              actions: np.ndarray) -> np.ndarray | None: ...  # fmt: skip
+    def step(self, st: State, t: Tables, low: np.ndarray, high: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+             done: np.ndarray, specs: np.ndarray, stream: tuple[int, np.ndarray, int] | None,
+             ) -> tuple[int, tuple[np.ndarray, np.ndarray] | None]: ...  # fmt: skip
 
 
 class NumpyBackend:
@@ -93,14 +95,26 @@ class NumpyBackend:
         """Fill ``mask`` from the legal words."""
         masks_into(low, high, mask)
 
-    def apply(self, st: State, t: Tables, low: np.ndarray, high: np.ndarray, actions: np.ndarray) -> np.ndarray | None:
-        """Apply ``actions`` (int [B]) to the games not over; returns the games whose deal ended (ascending:
-        new deals go to them in this order), or None (and nothing moves) if an action of a game not over is
-        not set in its legal words."""
+    def step(self, st: State, t: Tables, low: np.ndarray, high: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+             done: np.ndarray, specs: np.ndarray, stream: tuple[int, np.ndarray, int] | None,
+             ) -> tuple[int, tuple[np.ndarray, np.ndarray] | None]:  # fmt: skip
+        """Apply ``actions`` (int [B]) to the games not over, given their legal words ``low``, ``high``. For
+        each deal that ends: ``done[g]``, ``rewards[g]`` (zeros in) its scores; with ``stream = (key, dealt,
+        declarer or -1)`` game g restarts at once with the stream's deal ``dealt[g] * B + g`` and counts it in
+        ``dealt`` (int64 [B]; ``core.start``, ``dealing.deal_stream``). Returns ``(deals ended, legal words of
+        the new state or None)``, or ``(-1, None)`` (nothing moved) if a game on move has an illegal action."""
         live = st.phase != OVER
         if (live & ~is_legal(low, high, actions)).any():
-            return None
-        return np.sort(apply(st, t, np.where(live, actions, 0)))
+            return -1, None
+        ended = apply(st, t, np.where(live, actions, 0))
+        rewards[ended] = st.scores[ended]
+        done[ended] = True
+        if stream is not None and ended.size:
+            key, dealt, declarer = stream
+            hands, decl = deal_stream(key, dealt[ended] * len(dealt) + ended, t.deck_ids, t.hand_size, declarer)
+            dealt[ended] += 1
+            start(st, t, ended, hands, decl, 0, specs)
+        return int(ended.size), None
 
 
 def make_backend(name: str, t: Tables, batch: int, threads: int = 1) -> Backend:
@@ -117,7 +131,8 @@ def make_backend(name: str, t: Tables, batch: int, threads: int = 1) -> Backend:
 
 def random_choice(mask: np.ndarray, u: np.ndarray, backend: str = "auto") -> np.ndarray:
     """The ``floor(u[g] * n_g)``-th legal action of row g of an ``int8 [B, A]`` mask (n_g legal actions;
-    0 for rows without any): the same result with either backend (numba: one thread)."""
+    0 for rows without any): the same result with either backend (numba: on its current thread count, which
+    ``VectorDeals`` sets to its ``threads`` at every call)."""
     if resolve(backend) == "numba":
         from .jit import random_actions
 

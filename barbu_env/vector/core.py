@@ -428,6 +428,40 @@ def _double(st: State, t: Tables, g: np.ndarray, a: np.ndarray) -> np.ndarray:
     return xp.zeros(0, I64)
 
 
+def start(st: State, t: Tables, g: np.ndarray, hands: np.ndarray, declarer: np.ndarray, must_double: np.ndarray | int,
+          specs: np.ndarray) -> None:  # fmt: skip
+    """Fresh deals in games ``g`` (``Deal.from_hands``): ``hands`` uint64 [n, 4], ``declarer`` [n], R6.4
+    ``must_double`` seat masks; ``specs[g % len(specs)]`` is the game's (contract row or -1, trump, rank,
+    declaration-action mask, available-names mask). A fixed contract is declared at once (``Deal.declare``)."""
+    st.cards4[g] = 0
+    st.ints4[g] = 0
+    st.fin_place[g] = -1
+    st.words[:, g] = 0
+    st.scalars[:, g] = SCALAR_START[:, None]
+    st.scores[g] = 0
+    st.hearts_broken[g] = False
+    st.hands[g] = hands
+    st.declarer[g] = declarer
+    st.leader[g] = declarer
+    st.to_move[g] = declarer
+    st.must_double[g] = must_double
+    spec = specs[g % specs.shape[0]]
+    k = spec[:, 0]
+    st.contract[g] = k
+    st.trump[g] = spec[:, 1]
+    st.fantan_rank[g] = spec[:, 2]
+    st.avail_decl[g] = spec[:, 3]
+    st.avail_names[g] = spec[:, 4]
+    st.phase[g] = DECLARE
+    fixed = g[k >= 0]
+    if fixed.size:  # declared at once: doubling (R6) or play
+        if t.doubling_off:
+            _start_play(st, t, fixed)
+        else:
+            st.phase[fixed] = DOUBLE
+            st.to_move[fixed] = (st.declarer[fixed] + 1) & 3
+
+
 def _start_play(st: State, t: Tables, g: np.ndarray) -> None:
     """R2.3: the declarer leads (plays first in Fantan)."""
     if not g.size:
@@ -463,4 +497,4 @@ def _finish(st: State, t: Tables, g: np.ndarray) -> None:
     st.phase[g] = OVER
 
 
-__all__ = ["State", "apply", "bit", "is_legal", "legal_cards", "legal_doubles", "legal_words", "popcount"]
+__all__ = ["State", "apply", "bit", "is_legal", "legal_cards", "legal_doubles", "legal_words", "popcount", "start"]

@@ -19,8 +19,9 @@ from ..engine.deal import parse_contract, validate_hands
 from ..observation import OBS_SIZE
 from ..rules import Rules, load_rules
 from .backend import Backend, make_backend, random_choice
-from .core import SCALAR_START, State, bit, is_legal, popcount
-from .tables import DECLARE, DOUBLE, NUM_DECL, OVER, U64, Tables, build_tables
+from .core import State, is_legal, popcount, start
+from .dealing import deal_stream, stream_key
+from .tables import NUM_DECL, OVER, U64, Tables, build_tables
 
 FAMILIES = ("trumps", "fantan")
 
@@ -63,8 +64,10 @@ class VectorDeals:
         self.batch = int(batch)
         self.backend: Backend = make_backend(backend, self.tables, self.batch, threads)
         self.declarer = declarer
+        self._declarer = -1 if declarer == "random" else int(declarer)
         self.auto_reset = auto_reset
-        self.rng = np.random.default_rng(seed)
+        self.key = stream_key(seed)  # the deal stream (see .dealing): deal k depends on (key, k) only
+        self._dealt = np.zeros(self.batch, np.int64)  # deals started per game
         specs = list(contract) if isinstance(contract, (list, tuple)) else [contract]
         if not specs:
             raise ValueError("contract sequence is empty")
@@ -128,45 +131,17 @@ class VectorDeals:
                              f"{t.hand_size} cards a seat: {[cards_of(int(m)) for m in h[i]]}")  # fmt: skip
         return h
 
-    def _deal(self, n: int) -> np.ndarray:
-        """``n`` shuffled deals (R1.4): ``uint64 [n, 4]``."""
+    def _deal(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The next deal of each game ``g`` (R1.4; game g's n-th deal is the stream's deal ``n * B + g``):
+        ``(hands uint64 [n, 4], declarer [n])``, the declarer drawn or the fixed one."""
         t = self.tables
-        perm = self.rng.random((n, t.deck_ids.shape[0])).argsort(axis=1)
-        cards = t.deck_ids[perm].reshape(n, 4, t.hand_size)
-        return np.bitwise_or.reduce(bit(cards), axis=2)
+        k = self._dealt[g] * self.batch + g
+        self._dealt[g] += 1
+        return deal_stream(self.key, k, t.deck_ids, t.hand_size, self._declarer)
 
     def _start(self, g: np.ndarray, hands: np.ndarray, declarer: np.ndarray, must_double: np.ndarray | int = 0) -> None:
-        """Fresh deals in games ``g`` (the ``Deal.from_hands`` state, then the fixed contract if any)."""
-        st, t = self.state, self.tables
-        st.cards4[g] = 0
-        st.ints4[g] = 0
-        st.fin_place[g] = -1
-        st.words[:, g] = 0
-        st.scalars[:, g] = SCALAR_START[:, None]
-        st.scores[g] = 0
-        st.hearts_broken[g] = False
-        st.hands[g] = hands
-        st.declarer[g] = declarer
-        st.leader[g] = declarer
-        st.to_move[g] = declarer
-        st.must_double[g] = must_double
-        spec = self._specs[g % self._specs.shape[0]]
-        k = spec[:, 0]
-        st.contract[g] = k
-        st.trump[g] = spec[:, 1]
-        st.fantan_rank[g] = spec[:, 2]
-        st.avail_decl[g] = spec[:, 3]
-        st.avail_names[g] = spec[:, 4]
-        st.phase[g] = DECLARE
-        fixed = g[k >= 0]
-        if fixed.size:  # declared at once (Deal.declare)
-            if t.doubling_off:
-                from .core import _start_play
-
-                _start_play(st, t, fixed)
-            else:
-                st.phase[fixed] = DOUBLE
-                st.to_move[fixed] = (st.declarer[fixed] + 1) & 3
+        """Fresh deals in games ``g`` (``core.start``)."""
+        start(self.state, self.tables, g, hands, declarer, must_double, self._specs)
         self.active[g] = True
         self._legal = None
 
@@ -185,15 +160,14 @@ class VectorDeals:
             self.state.phase[rest] = OVER
             self.board_of[rest] = -1
             return
-        d = (self.rng.integers(0, 4, g.shape[0]) if self.declarer == "random"
-             else np.full(g.shape[0], int(self.declarer), np.int64))  # fmt: skip
-        self._start(g, self._deal(g.shape[0]), d)
+        self._start(g, *self._deal(g))
 
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """New deals in every game (the board queue restarts); returns :meth:`observe`."""
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            self.key = stream_key(seed)
+            self._dealt[:] = 0
         self._next_board = 0
         self.board_of[:] = -1
         self._new_deals(np.arange(self.batch))
@@ -209,13 +183,12 @@ class VectorDeals:
         g = np.asarray(games, np.int64).reshape(-1)
         if (g.size and ((g < 0) | (g >= self.batch)).any()) or np.unique(g).size != g.size:
             raise ValueError(f"bad games {games!r}: expected distinct indices in 0..{self.batch - 1}")
-        h = self._deal(g.shape[0]) if hands is None else self._hand_masks(hands)
+        h, d = self._deal(g)  # the stream's next deals and declarers
+        if hands is not None:
+            h = self._hand_masks(hands)
         if h.shape[0] != g.shape[0]:
             raise ValueError(f"reset_games: {h.shape[0]} hands for {g.shape[0]} games")
-        if declarer is None:
-            d = (self.rng.integers(0, 4, g.shape[0]) if self.declarer == "random"
-                 else np.full(g.shape[0], int(self.declarer), np.int64))  # fmt: skip
-        else:
+        if declarer is not None:
             d = np.broadcast_to(np.asarray(declarer, np.int64), g.shape).copy()
             if ((d < 0) | (d > 3)).any():
                 raise ValueError(f"bad declarer {declarer!r}: expected seats 0..3")
@@ -283,19 +256,16 @@ class VectorDeals:
         a = np.asarray(actions).reshape(-1)
         if a.shape[0] != self.batch or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.batch} ints (one per game), got shape {a.shape} {a.dtype}")
-        st = self.state
         low, high = self.legal()
-        ended = self.backend.apply(st, self.tables, low, high, a)
-        if ended is None:
-            raise self._illegal(a, np.flatnonzero((st.phase != OVER) & ~is_legal(low, high, a)))
-        self._legal = None
         rewards = np.zeros((self.batch, 4), np.float32)
         done = np.zeros(self.batch, bool)
-        if ended.size:
-            rewards[ended] = st.scores[ended]
-            done[ended] = True
-            if self.auto_reset:
-                self._new_deals(ended)
+        stream = (self.key, self._dealt, self._declarer) if self.auto_reset and self._boards is None else None
+        st, t = self.state, self.tables
+        ended, self._legal = self.backend.step(st, t, low, high, a, rewards, done, self._specs, stream)
+        if ended < 0:
+            raise self._illegal(a, np.flatnonzero((st.phase != OVER) & ~is_legal(low, high, a)))
+        if ended and stream is None and self.auto_reset:  # the next boards of the queue
+            self._new_deals(np.flatnonzero(done))
         return rewards, done
 
     def _illegal(self, a: np.ndarray, games: np.ndarray) -> ValueError:
@@ -322,7 +292,7 @@ class VectorDeals:
     def nbytes(self) -> dict[str, int]:
         """Bytes per game: engine state arrays, observation and mask buffers, backend scratch."""
         b = self.batch
-        return {"state": self.state.nbytes() // b, "obs": self.obs.nbytes // b, "mask": self.mask.nbytes // b,
+        return {"state": (self.state.nbytes() + self._dealt.nbytes) // b, "obs": self.obs.nbytes // b, "mask": self.mask.nbytes // b,
                 "scratch": self.backend.nbytes() // b}  # fmt: skip
 
 

@@ -25,7 +25,8 @@ from numba import njit, prange
 
 from ..actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS, PASS
 from ..observation import BLOCKS, NUM_PART, OBS_SIZE, POINT_SCALE
-from .core import CARD_SEAT_FIELDS, INT_SEAT_FIELDS, SCALAR_FIELDS, WORD_FIELDS, State
+from .core import CARD_SEAT_FIELDS, INT_SEAT_FIELDS, SCALAR_FIELDS, SCALAR_START, WORD_FIELDS, State
+from .dealing import GAMMA, MIX1, MIX2, SLOTS
 from .encode import DONE_ABS, FILLED, NUM_WORDS, PACKED_BYTES, SH
 from .tables import (
     ABOVE,
@@ -83,6 +84,7 @@ S_TRICK_NO, S_CONTRACT, S_TRUMP, S_FANTAN_RANK, S_DECLARER = (SH[n] for n in (
 S_TO_MOVE, S_PHASE, S_DOUBLES, S_DOUBLED_DONE, S_MUST_DOUBLE, S_AVAILABLE, S_HEARTS_BROKEN, S_RULES = (SH[n] for n in (
     "to_move", "phase", "doubles", "doubled_done", "must_double", "available", "hearts_broken", "rules"))  # fmt: skip
 LAST_WORD_BITS = FILLED - 64 * (NUM_WORDS - 1)
+GAMMA_U, MIX1_U, MIX2_U = U64(GAMMA), U64(MIX1), U64(MIX2)
 M1, M2, M4, H01 = U64(0x5555555555555555), U64(0x3333333333333333), U64(0x0F0F0F0F0F0F0F0F), U64(0x0101010101010101)
 
 
@@ -93,13 +95,14 @@ def layout_fingerprint() -> str:
     blob = repr((sorted(BLOCKS.items()), sorted(SH.items()), FILLED, NUM_WORDS, OBS_SIZE, NUM_PART, POINT_SCALE,
                  CARD_SEAT_FIELDS, INT_SEAT_FIELDS, WORD_FIELDS, SCALAR_FIELDS, DECLARE, DOUBLE, PLAY, FANTAN_PLAY,
                  OVER, DECLARE_BASE, DOUBLE_BASE, PASS, NUM_ACTIONS, PASS_BIT, NUM_DECL, HEARTS_ID, KH_ID,
-                 int(KH), int(AH), int(NON_HEARTS), int(NOT_ACES), int(NOT_TWOS))).encode()  # fmt: skip
-    for a in (ABOVE, SUIT, RANK_CARDS, REL_TO_ABS_ARR, DOUBLE_SUBSETS_ARR, DONE_ABS):
+                 int(KH), int(AH), int(NON_HEARTS), int(NOT_ACES), int(NOT_TWOS), GAMMA, MIX1, MIX2,
+                 SLOTS)).encode()  # fmt: skip
+    for a in (ABOVE, SUIT, RANK_CARDS, REL_TO_ABS_ARR, DOUBLE_SUBSETS_ARR, DONE_ABS, SCALAR_START):
         blob += a.tobytes()
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-LAYOUT_FINGERPRINT = "1afed34164f5f297"
+LAYOUT_FINGERPRINT = "79e9ae7d04aafe7c"
 if layout_fingerprint() != LAYOUT_FINGERPRINT:
     raise ImportError(f"barbu_env.vector.jit: constants of other modules changed (observation layout, state rows or "
                       f"tables); check the kernels, then set LAYOUT_FINGERPRINT = {layout_fingerprint()!r} in "
@@ -220,23 +223,28 @@ def _legal_doubles(st: Blocks, tb: Blocks, g: int) -> int:
     return out
 
 
+@helper
+def _legal_game(st: Blocks, tb: Blocks, g: int, low: np.ndarray, high: np.ndarray) -> None:
+    """``core.legal_words`` for game g into ``low[g]``, ``high[g]``."""
+    sc = st[3]
+    phase = sc[PHASE, g]
+    cards = _legal_cards(st, tb, g)
+    if phase == FANTAN_PLAY and (cards == 0 or tb[6][F_FREE_PASS] != 0):  # R7.3
+        cards |= U1 << U64(PASS_BIT)
+    low[g] = cards
+    if phase == DECLARE:
+        high[g] = U64(sc[AVAIL_DECL, g])
+    elif phase == DOUBLE:
+        high[g] = U64(_legal_doubles(st, tb, g) << NUM_DECL)
+    else:
+        high[g] = U0
+
+
 @njit(cache=True, parallel=True)
 def legal_words(st: Blocks, tb: Blocks, low: np.ndarray, high: np.ndarray) -> None:
     """``core.legal_words`` into ``low``, ``high`` (uint64 [B])."""
-    sc = st[3]
-    free_pass = tb[6][F_FREE_PASS] != 0
     for g in prange(low.shape[0]):
-        phase = sc[PHASE, g]
-        cards = _legal_cards(st, tb, g)
-        if phase == FANTAN_PLAY and (cards == 0 or free_pass):  # R7.3
-            cards |= U1 << U64(PASS_BIT)
-        low[g] = cards
-        if phase == DECLARE:
-            high[g] = U64(sc[AVAIL_DECL, g])
-        elif phase == DOUBLE:
-            high[g] = U64(_legal_doubles(st, tb, g) << NUM_DECL)
-        else:
-            high[g] = U0
+        _legal_game(st, tb, g, low, high)
 
 
 @helper
@@ -475,32 +483,113 @@ def _double(st: Blocks, tb: Blocks, g: int, a: int) -> bool:
     return False
 
 
+@helper
+def _apply_game(st: Blocks, tb: Blocks, g: int, a: int) -> bool:
+    """``core.apply`` for game g (on move, ``a`` legal); True if the deal ended."""
+    phase = st[3][PHASE, g]
+    if phase == PLAY:
+        return _play(st, tb, g, a)
+    if phase == FANTAN_PLAY:
+        return _fantan(st, tb, g, a)
+    if phase == DOUBLE:
+        return _double(st, tb, g, a)
+    if phase == DECLARE:
+        _declare(st, tb, g, a)
+    return False
+
+
+# ------------------------------------------------------------------------------------------ new deals
+@helper
+def _draw(key: np.uint64, k: int, i: int) -> np.uint64:
+    """Draw ``i`` of deal ``k`` of the stream ``key`` (``dealing.draws``: SplitMix64)."""
+    z = key + U64(SLOTS * k + i + 1) * GAMMA_U
+    z = (z ^ (z >> U64(30))) * MIX1_U
+    z = (z ^ (z >> U64(27))) * MIX2_U
+    return z ^ (z >> U64(31))
+
+
+@helper
+def _start_game(st: Blocks, tb: Blocks, g: int, key: np.uint64, k: int, declarer: int, specs: np.ndarray,
+                order: np.ndarray) -> None:  # fmt: skip
+    """``core.start`` of game g with deal ``k`` of the stream (``dealing.deal_stream``; ``declarer`` < 0:
+    drawn); ``order[g]`` is scratch for the shuffle (R1.4)."""
+    c4, i4, w, sc, hb, scores = st
+    flags = tb[6]
+    for r in range(c4.shape[1]):
+        for q in range(4):
+            c4[g, r, q] = U0
+            i4[g, r, q] = -1 if r == FIN_PLACE else 0
+    for r in range(w.shape[0]):
+        w[r, g] = U0
+    for r in range(sc.shape[0]):
+        sc[r, g] = SCALAR_START[r]
+    for q in range(4):
+        scores[g, q] = 0
+    hb[g] = False
+    deck = U64(flags[F_DECK])
+    n = 0
+    for c in range(64):
+        if (deck >> U64(c)) & U1:
+            order[g, n] = c
+            n += 1
+    for i in range(n - 1, 0, -1):  # Fisher-Yates
+        j = I64(((_draw(key, k, i) >> U64(32)) * U64(i + 1)) >> U64(32))
+        c = order[g, i]
+        order[g, i] = order[g, j]
+        order[g, j] = c
+    hs = flags[F_HAND_SIZE]
+    for q in range(4):
+        h = U0
+        for i in range(q * hs, (q + 1) * hs):
+            h |= U1 << U64(order[g, i])
+        c4[g, HANDS, q] = h
+    d = declarer if declarer >= 0 else I64(_draw(key, k, 0) >> U64(62))
+    sc[DECLARER, g] = d
+    sc[LEADER, g] = d
+    sc[TO_MOVE, g] = d
+    row = g % specs.shape[0]
+    sc[CONTRACT, g] = specs[row, 0]
+    sc[TRUMP, g] = specs[row, 1]
+    sc[FANTAN_RANK, g] = specs[row, 2]
+    sc[AVAIL_DECL, g] = specs[row, 3]
+    sc[AVAIL_NAMES, g] = specs[row, 4]
+    sc[PHASE, g] = DECLARE
+    if specs[row, 0] >= 0:  # fixed contract, declared at once: doubling (R6) or play
+        if flags[F_DOUBLING_OFF]:
+            _start_play(st, tb, g)
+        else:
+            sc[PHASE, g] = DOUBLE
+            sc[TO_MOVE, g] = (d + 1) & 3
+
+
 @njit(cache=True, parallel=True)
-def apply(st: Blocks, tb: Blocks, low: np.ndarray, high: np.ndarray, actions: np.ndarray, done: np.ndarray) -> int:
-    """Check, then apply one action per game on move (``core.apply``); ``done[g]``: the deal ended.
-    Returns the number of illegal actions of games on move: if any, nothing is applied."""
-    sc = st[3]
+def step(st: Blocks, tb: Blocks, low: np.ndarray, high: np.ndarray, actions: np.ndarray, done: np.ndarray,
+         rewards: np.ndarray, specs: np.ndarray, deal: np.ndarray, dealt: np.ndarray, order: np.ndarray) -> int:
+    """One step of every game (``NumpyBackend.step``): check, apply, rewards, restarts, then the new legal
+    words into ``low``, ``high``. ``deal``: int64 ``[restart, key (its bits), declarer or -1]``; ``dealt``:
+    deals started per game; ``order`` uint8 [B, 64] scratch. Returns the number of deals that ended, or -1
+    (nothing applied) if an action of a game on move is illegal. One parallel loop (a check is cheaper
+    serial than a second loop's start-up on several threads)."""
+    sc, scores = st[3], st[5]
     n = actions.shape[0]
-    bad = 0
-    for g in prange(n):
+    for g in range(n):
         if sc[PHASE, g] != OVER and not _is_legal(low, high, g, actions[g]):
-            bad += 1
-    if bad:
-        return bad
+            return -1
+    restart, key, declarer = deal[0] != 0, U64(deal[1]), deal[2]
     for g in prange(n):
-        phase = sc[PHASE, g]
-        a = actions[g]
-        ended = False
-        if phase == PLAY:
-            ended = _play(st, tb, g, a)
-        elif phase == FANTAN_PLAY:
-            ended = _fantan(st, tb, g, a)
-        elif phase == DOUBLE:
-            ended = _double(st, tb, g, a)
-        elif phase == DECLARE:
-            _declare(st, tb, g, a)
-        done[g] = ended
-    return 0
+        over = sc[PHASE, g] != OVER and _apply_game(st, tb, g, actions[g])
+        done[g] = over
+        if over:
+            for q in range(4):
+                rewards[g, q] = scores[g, q]
+            if restart:
+                _start_game(st, tb, g, key, dealt[g] * n + g, declarer, specs, order)
+                dealt[g] += 1
+        _legal_game(st, tb, g, low, high)
+    ended = 0
+    for g in range(n):
+        ended += done[g]
+    return ended
 
 
 # ------------------------------------------------------------------------------------------ observations
@@ -629,11 +718,11 @@ def masks(low: np.ndarray, high: np.ndarray, out: np.ndarray) -> None:
         _mask_row(low, high, g, True, out)
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def random_actions(mask: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
     """``backend.random_choice`` given the uniforms ``u``, as numpy computes it: with ``n`` the row's sum and
     ``pick = uint8(u * n)``, the first action whose running sum exceeds ``pick`` (0 if none)."""
-    for g in range(mask.shape[0]):
+    for g in prange(mask.shape[0]):
         n = 0
         for a in range(mask.shape[1]):  # vectorised
             n += mask[g, a]
@@ -662,7 +751,8 @@ class NumbaBackend:
         self.threads = int(threads)
         self._set_threads = numba.set_num_threads
         self.words = np.zeros((batch, NUM_WORDS), U64)
-        self.done = np.zeros(batch, bool)
+        self.order = np.zeros((batch, 64), np.uint8)  # a shuffled deck per game
+        self.dealt = np.zeros(batch, I64)  # stands in for VectorDeals' deal counts when not restarting
 
     def num_threads(self) -> int:
         """Threads the kernels run on."""
@@ -670,7 +760,7 @@ class NumbaBackend:
 
     def nbytes(self) -> int:
         """Bytes of the scratch buffers."""
-        return self.words.nbytes + self.done.nbytes
+        return self.words.nbytes + self.order.nbytes + self.dealt.nbytes
 
     def _threads(self) -> None:
         self._set_threads(self.threads)
@@ -699,8 +789,14 @@ class NumbaBackend:
         self._threads()
         masks(low, high, mask)
 
-    def apply(self, st: State, t: Tables, low: np.ndarray, high: np.ndarray, actions: np.ndarray) -> np.ndarray | None:
+    def step(self, st: State, t: Tables, low: np.ndarray, high: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+             done: np.ndarray, specs: np.ndarray, stream: tuple[int, int, int] | None,
+             ) -> tuple[int, tuple[np.ndarray, np.ndarray] | None]:  # fmt: skip
+        """``NumpyBackend.step`` in one kernel call, which also computes the new legal words."""
+        key, dealt, declarer = stream if stream is not None else (0, self.dealt, -1)
+        deal = np.array([stream is not None, key - (1 << 64) if key >= 1 << 63 else key, declarer], I64)
+        new_low, new_high = low.copy(), high.copy()
         self._threads()
-        if apply(st.blocks(), self.tb, low, high, np.ascontiguousarray(actions, I64), self.done):
-            return None
-        return np.flatnonzero(self.done)
+        ended = step(st.blocks(), self.tb, new_low, new_high, np.ascontiguousarray(actions, I64), done, rewards,
+                     specs, deal, dealt, self.order)  # fmt: skip
+        return ended, (new_low, new_high) if ended >= 0 else None
