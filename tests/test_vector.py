@@ -308,3 +308,52 @@ def test_memory_and_shapes(backend):
     assert mask.shape == (8, NUM_ACTIONS) and mask.dtype == np.int8 and seat.shape == (8,)
     sizes = v.nbytes()
     assert sizes["obs"] == 4 * OBS_SIZE and sizes["state"] < 1024
+
+
+def test_deal_stream():
+    """R1.4 dealing of the batched engine: every deal partitions the deck evenly, deal k depends only on
+    (key, k), every card goes to every seat and every seat declares about a quarter of the time."""
+    from barbu_env.vector.dealing import deal_stream, stream_key
+    from barbu_env.vector.tables import build_tables
+
+    key = stream_key(3)
+    for rules in (Rules(), Rules(scoring="basic32")):
+        t = build_tables(rules)
+        ids, hand = t.deck_ids, t.hand_size
+        hands, decl = deal_stream(key, np.arange(4000), ids, hand)
+        union = hands[:, 0] | hands[:, 1] | hands[:, 2] | hands[:, 3]
+        assert (union == t.deck).all()
+        assert (np.bitwise_count(hands) == hand).all()
+        some, _ = deal_stream(key, np.array([17, 3]), ids, hand)
+        np.testing.assert_array_equal(some, hands[[17, 3]])
+    assert not (deal_stream(stream_key(4), np.arange(50), np.arange(52), 13)[0] == deal_stream(
+        key, np.arange(50), np.arange(52), 13)[0]).all(axis=1).any()
+    hands, decl = deal_stream(key, np.arange(20000), np.arange(52), 13)
+    share = np.stack([(hands[:, s, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1) for s in range(4)]).mean(1)
+    assert np.abs(share - 0.25).max() < 0.015  # 20000 deals: one standard deviation is about 0.003
+    assert np.abs(np.bincount(decl, minlength=4) / 20000 - 0.25).max() < 0.015
+    assert (deal_stream(key, np.arange(5), np.arange(52), 13, declarer=2)[1] == 2).all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_games_deal_from_the_stream(backend):
+    """Game g's n-th deal is deal ``n * B + g`` of the seed's stream, on both backends (restarts included)."""
+    from barbu_env.vector.dealing import deal_stream, stream_key
+
+    batch, t = 6, load_rules("classic")
+    v = VectorDeals("no_queens", t, batch=batch, seed=21, backend=backend)
+    v.reset()
+    k = np.arange(batch)
+    np.testing.assert_array_equal(v.state.hands, deal_stream(stream_key(21), k, np.arange(52), 13)[0])
+    np.testing.assert_array_equal(v.state.declarer, deal_stream(stream_key(21), k, np.arange(52), 13)[1])
+    rng, seen = np.random.default_rng(0), np.ones(batch, np.int64)
+    for _ in range(200):
+        _, done = v.step(random_actions(v.action_masks(), rng, backend))
+        for g in np.flatnonzero(done):
+            want = deal_stream(stream_key(21), np.array([seen[g] * batch + g]), np.arange(52), 13)[0][0]
+            np.testing.assert_array_equal(v.state.hands[g], want)
+            seen[g] += 1
+    assert seen.sum() > 2 * batch
+    again = VectorDeals("no_queens", t, batch=batch, seed=0, backend=backend)
+    again.reset(seed=21)
+    np.testing.assert_array_equal(again.state.hands, deal_stream(stream_key(21), k, np.arange(52), 13)[0])
