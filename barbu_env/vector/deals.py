@@ -35,6 +35,8 @@ class VectorDeals:
     - ``"trumps"`` / ``"fantan"``: that contract, the declarer names the trump suit / starting rank (R3.2);
     - ``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``: fixed, no declaration (like ``env(contract=...)``).
 
+    ``seed`` (``None``: fresh entropy) keys the stream of random deals (:mod:`.dealing`): game g's n-th deal is
+    the stream's deal ``n * B + g``, whatever the backend or the order in which games finish.
     ``declarer``: a seat 0..3, or ``"random"`` (default) drawn per deal. Doubling (R6) follows
     ``rules.doubling`` (``"off"`` skips it). ``boards``: optional ``(hands, declarers)`` queue — hands as a
     ``uint64 [N, 4]`` mask array or N lists of 4 card lists — dealt in order to games as they (re)start;
@@ -292,8 +294,8 @@ class VectorDeals:
     def nbytes(self) -> dict[str, int]:
         """Bytes per game: engine state arrays, observation and mask buffers, backend scratch."""
         b = self.batch
-        return {"state": (self.state.nbytes() + self._dealt.nbytes) // b, "obs": self.obs.nbytes // b, "mask": self.mask.nbytes // b,
-                "scratch": self.backend.nbytes() // b}  # fmt: skip
+        return {"state": (self.state.nbytes() + self._dealt.nbytes) // b, "obs": self.obs.nbytes // b,
+                "mask": self.mask.nbytes // b, "scratch": self.backend.nbytes() // b}  # fmt: skip
 
 
 def random_actions(mask: np.ndarray, rng: np.random.Generator, backend: str = "auto") -> np.ndarray:
