@@ -18,6 +18,7 @@ refused (use ``SelfPlay``). Decisions outside the card play:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -29,6 +30,11 @@ from barbu_env.rules import Rules
 from barbu_env.vector import VectorDeals
 
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, PolicyFn, contract_scale, split_complete
+
+# numba's default OpenMP thread pool busy-waits between kernels; in one process with torch's OpenMP runtime
+# that slowed both ~10x on 2 cores (torch.log 4 ms a call) once torch had run first, as in PPO after
+# imitation. The workqueue layer does not spin. Read when numba starts; a value set by the user wins.
+os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 #: Who names the trump suit / Fantan rank.
 DECLARE_MODES = ("heuristic", "policy")
