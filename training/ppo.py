@@ -88,8 +88,9 @@ class TrainConfig(CommonConfig):
     """Updates between duplicate evaluations against the heuristic (model selection)."""
     engine: str = "python"
     """Engine of the PPO self-play: ``python`` (``Deal`` objects, every seat role) or ``vector`` (the batched
-    ``barbu_env.vector.VectorDeals``, several times faster; learner and snapshot seats only, so
-    ``p_heuristic`` must be 0). The imitation warm start always uses the python engine (heuristic teacher)."""
+    ``barbu_env.vector.VectorDeals``: 2-3x the collection rate with the default network, which then dominates;
+    learner and snapshot seats only, so ``p_heuristic`` must be 0). The imitation warm start always uses the
+    python engine (heuristic teacher)."""
     declare: str = "heuristic"
     """Who names the trump suit / Fantan rank (R3.2) in PPO deals: ``heuristic`` (from the declarer's hand,
     as at evaluation, not trained) or ``policy`` (the declarer's network, trained; needs engine ``vector``)."""
