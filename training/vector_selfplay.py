@@ -31,11 +31,6 @@ from barbu_env.vector import VectorDeals
 
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, PolicyFn, contract_scale, split_complete
 
-# numba's default OpenMP thread pool busy-waits between kernels; in one process with torch's OpenMP runtime
-# that slowed both ~10x on 2 cores (torch.log 4 ms a call) once torch had run first, as in PPO after
-# imitation. The workqueue layer does not spin. Read when numba starts; a value set by the user wins.
-os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
-
 #: Who names the trump suit / Fantan rank.
 DECLARE_MODES = ("heuristic", "policy")
 
@@ -55,6 +50,10 @@ class VectorSelfPlay:
         self.contract, self.rules, self.rng = contract, rules, rng
         self.roles_fn, self.double_prob, self.declare = roles, double_prob, declare
         self.scale = contract_scale(contract, rules)
+        # numba's default OpenMP pool busy-waits between kernels; beside torch's OpenMP runtime that slowed
+        # collection ~10x on 2 cores once torch had run first (PPO after imitation). The workqueue layer does
+        # not spin. Read when numba is first imported (by VectorDeals, below); a value set by the user wins.
+        os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
         self.env = VectorDeals(contract, rules, batch=num_games, seed=int(rng.integers(2**63)), backend=backend)
         self.env.reset()
         self.roles = np.zeros((num_games, 4), np.int64)
