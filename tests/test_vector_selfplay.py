@@ -22,11 +22,14 @@ from barbu_env.engine.deal import OVER, Deal  # noqa: E402
 from barbu_env.nn import load_checkpoint  # noqa: E402
 from barbu_env.observation import encode  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
+from barbu_env.vector.backend import numba_available  # noqa: E402
 from training import ppo  # noqa: E402
 from training.common import load_config  # noqa: E402
 from training.ppo import TrainConfig  # noqa: E402
 from training.selfplay import HEURISTIC, LEARNER, SNAPSHOT  # noqa: E402
 from training.vector_selfplay import VectorSelfPlay  # noqa: E402
+
+needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed (pip install barbu_env[fast])")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,14 +120,16 @@ def check_batch(sp: VectorSelfPlay, want) -> None:
         assert batch.reward[traj[-1]] == pytest.approx(reward)
 
 
-@pytest.mark.parametrize(("contract", "declare", "doubling"), [
-    ("no_queens", "heuristic", "classic"), ("trumps", "heuristic", "classic"),
-    ("fantan", "policy", "classic"), ("trumps", "policy", "off")])  # fmt: skip
-def test_batches_equal_reference_replay(contract: str, declare: str, doubling: str) -> None:
+@pytest.mark.parametrize(("contract", "declare", "doubling", "backend"), [
+    ("no_queens", "heuristic", "classic", "numpy"), ("trumps", "heuristic", "classic", "numpy"),
+    ("fantan", "policy", "classic", "numpy"), ("trumps", "policy", "off", "numpy"),
+    pytest.param("no_hearts", "heuristic", "classic", "numba", marks=needs_numba)])  # fmt: skip
+def test_batches_equal_reference_replay(contract: str, declare: str, doubling: str, backend: str) -> None:
     rules = Rules() if doubling == "classic" else Rules(doubling="off")
     roles = [LEARNER, SNAPSHOT, LEARNER, LEARNER]
     sp = VectorSelfPlay(contract, rules, 6, np.random.default_rng(0), lambda r: list(r.permutation(roles)),
-                        double_prob=0.5, declare=declare, backend="numpy")  # fmt: skip
+                        double_prob=0.5, declare=declare, backend=backend)  # fmt: skip
+    assert sp.env.backend.name == backend
     log = logged_run(sp, 150)
     want = expected_batch(log, contract, rules, declare, sp.scale)
     check_batch(sp, want)
@@ -177,16 +182,19 @@ def test_vector_config_loads() -> None:
 
 
 @pytest.mark.slow
-def test_ppo_smoke_run_on_vector_engine(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("contract", "declare"), [("trumps", "heuristic"), ("fantan", "policy")])
+def test_ppo_smoke_run_on_vector_engine(tmp_path: Path, contract: str, declare: str) -> None:
     """training/ppo.py with engine=vector: imitation (SelfPlay), PPO on VectorDeals, checkpoint, resume."""
-    cfg = load_config(TrainConfig, None, [f"out_dir={tmp_path}", "contracts=[trumps]", "num_games=8",
-                                          "engine=vector", "p_heuristic=0", "p_snapshot=0.3", "snapshot_every=1",
+    cfg = load_config(TrainConfig, None, [f"out_dir={tmp_path}", f"contracts=[{contract}]", "num_games=8",
+                                          "engine=vector", f"declare={declare}", "p_heuristic=0",
+                                          "p_snapshot=0.3", "snapshot_every=1",
                                           "bc_decisions=200", "bc_epochs=1", "ppo_decisions=600",
                                           "rollout_decisions=200", "minibatch=128", "update_epochs=1",
                                           "eval_every=2", "eval_boards=2", "hidden=[16]"])  # fmt: skip
     paths = ppo.train(cfg)
-    _, ckpt = load_checkpoint(paths["trumps"])
-    assert ckpt["contract"] == "trumps" and ckpt["config"]["engine"] == "vector"
-    rows = (tmp_path / "trumps" / "metrics.csv").read_text()
+    _, ckpt = load_checkpoint(paths[contract])
+    assert ckpt["contract"] == contract and ckpt["config"]["engine"] == "vector"
+    assert ckpt["config"]["declare"] == declare
+    rows = (tmp_path / contract / "metrics.csv").read_text()
     assert "losses/policy" in rows and "charts/points_per_deal" in rows
     assert ppo.train(cfg, resume=True).keys() == paths.keys()
