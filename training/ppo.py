@@ -3,6 +3,7 @@
     python -m training.ppo --config configs/default.yaml            # what `make train` runs
     python -m training.ppo --config configs/full.yaml --set ppo_decisions=2000000
     python -m training.ppo --config configs/default.yaml --resume   # continue an interrupted run
+    python -m training.ppo --config configs/ppo_vector.yaml         # PPO self-play on the batched engine
 
 For each contract of the config, one network (:class:`barbu_env.nn.PolicyNet`):
 
@@ -10,7 +11,9 @@ For each contract of the config, one network (:class:`barbu_env.nn.PolicyNet`):
    (cross-entropy) and the final deal scores (value regression);
 2. PPO: the network plays against a mix of itself, frozen snapshots of itself and the heuristic,
    with invalid actions masked out of the softmax; reward = own deal score / |contract total|
-   at the end of the deal (gamma = 1, GAE over each seat's decisions);
+   at the end of the deal (gamma = 1, GAE over each seat's decisions). ``engine: vector`` plays
+   these deals on the batched engine (:class:`training.vector_selfplay.VectorSelfPlay`: itself and
+   snapshots only, no heuristic seats);
 3. every ``eval_every`` updates, a fixed set of duplicate boards (1 policy vs 3 heuristic, seats
    rotated, doubling off) measures the margin over the heuristic; the best checkpoint is kept.
 
@@ -37,6 +40,10 @@ from barbu_env.rules import load_rules
 
 from .common import SEVEN, CommonConfig, Logger, duplicate_eval, finish_run, make_policy, run_cli
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, SelfPlay
+from .vector_selfplay import DECLARE_MODES, VectorSelfPlay
+
+#: Self-play engines of the PPO phase (``TrainConfig.engine``).
+ENGINES = ("python", "vector")
 
 
 @dataclass
@@ -79,6 +86,26 @@ class TrainConfig(CommonConfig):
     """Snapshots kept in the pool (oldest dropped)."""
     eval_every: int = 5
     """Updates between duplicate evaluations against the heuristic (model selection)."""
+    engine: str = "python"
+    """Engine of the PPO self-play: ``python`` (``Deal`` objects, every seat role) or ``vector`` (the batched
+    ``barbu_env.vector.VectorDeals``: 2-3x the collection rate with the default network, which then dominates;
+    learner and snapshot seats only, so ``p_heuristic`` must be 0). The imitation warm start always uses the
+    python engine (heuristic teacher)."""
+    declare: str = "heuristic"
+    """Who names the trump suit / Fantan rank (R3.2) in PPO deals: ``heuristic`` (from the declarer's hand,
+    as at evaluation, not trained) or ``policy`` (the declarer's network, trained; needs engine ``vector``)."""
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"bad engine {self.engine!r}: choose from {list(ENGINES)}")
+        if self.declare not in DECLARE_MODES:
+            raise ValueError(f"bad declare {self.declare!r}: choose from {list(DECLARE_MODES)}")
+        if self.engine == "vector" and self.p_heuristic > 0:
+            raise ValueError(f"engine='vector' needs p_heuristic=0 (got {self.p_heuristic}): the heuristic agent "
+                             "plays on Deal objects, which VectorDeals does not have; use engine='python' "
+                             "for heuristic opponents")  # fmt: skip
+        if self.declare == "policy" and self.engine != "vector":
+            raise ValueError("declare='policy' needs engine='vector' (the python engine's declarer is the heuristic)")
 
 
 # ---------------------------------------------------------------------------- policy helpers
@@ -204,7 +231,11 @@ class Run:
 
     def ppo(self) -> None:
         cfg = self.cfg
-        sp = SelfPlay(self.contract, self.rules, cfg.num_games, self.rng, self.roles, cfg.double_prob)
+        if cfg.engine == "vector":
+            sp: SelfPlay | VectorSelfPlay = VectorSelfPlay(self.contract, self.rules, cfg.num_games, self.rng,
+                                                           self.roles, cfg.double_prob, cfg.declare)  # fmt: skip
+        else:
+            sp = SelfPlay(self.contract, self.rules, cfg.num_games, self.rng, self.roles, cfg.double_prob)
         snap_net = PolicyNet(hidden=tuple(cfg.hidden))
         bar = tqdm(total=cfg.ppo_decisions, initial=min(self.decisions, cfg.ppo_decisions),
                    desc=f"{self.contract} ppo", unit="dec", leave=False)  # fmt: skip

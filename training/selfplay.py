@@ -179,19 +179,24 @@ class SelfPlay:
 
     def take_batch(self) -> Batch:
         """The complete trajectories recorded so far; decisions of deals still running stay pending."""
-        old = self.batch
-        done = _subset(old, [i for t in old.trajectories for i in t])
-        start = 0
-        for t in old.trajectories:
-            done.trajectories.append(list(range(start, start + len(t))))
-            start += len(t)
-        pending = sorted(i for o in self.open for idx in o.values() for i in idx)
-        self.batch = _subset(old, pending)
-        remap = {i: k for k, i in enumerate(pending)}
-        for o in self.open:
-            for seat in o:
-                o[seat] = [remap[i] for i in o[seat]]
+        done, self.batch = split_complete(self.batch, self.open)
         return done
+
+
+def split_complete(batch: Batch, open_: list[dict[int, list[int]]]) -> tuple[Batch, Batch]:
+    """``(complete, pending)``: the complete trajectories of ``batch`` (renumbered from 0) and the decisions
+    of deals still running; ``open_`` (per game: seat -> decision indices) is renumbered into ``pending``."""
+    done = _subset(batch, [i for t in batch.trajectories for i in t])
+    start = 0
+    for t in batch.trajectories:
+        done.trajectories.append(list(range(start, start + len(t))))
+        start += len(t)
+    pending = sorted(i for o in open_ for idx in o.values() for i in idx)
+    remap = {i: k for k, i in enumerate(pending)}
+    for o in open_:
+        for seat in o:
+            o[seat] = [remap[i] for i in o[seat]]
+    return done, _subset(batch, pending)
 
 
 def _subset(b: Batch, indices: list[int]) -> Batch:
