@@ -48,10 +48,16 @@ out by :mod:`barbu_env.observation` (``encode``; Barbu King has its own size, ``
 the mask is all zeros for agents not on move and is built from ``Deal.legal_actions()``. Arrays handed
 out are never modified afterwards by the env.
 
-Speed: the classic observations are the rows of one :class:`~barbu_env.obs_state.SeatObservations`, kept
-in step with the engine by rewriting only the entries that changed (each equals ``encode``; copies are
-handed out); the mask is built once per decision (cached by legal-action set, copies handed out);
-:func:`env`'s wrappers find the AEC attributes in their own dicts (see :func:`env`).
+Speed: in deal mode of classic Barbu (the rules :func:`barbu_env.vector.check_rules` accepts) with numba
+installed (``pip install barbu_env[fast]``), a compiled copy of the deal (:class:`~barbu_env.vector.single.Mirror`)
+follows each action and writes the observation and mask of the seat on move in the same call; observations
+are copies of its buffers. The ``Deal`` stays the state of record (rewards, ``deal``, rendering, legality):
+the copy only serves observations, and is dropped for the rest of a deal that changes outside ``step``
+(or by an R8.2 renege). Otherwise the classic observations are the rows of one
+:class:`~barbu_env.obs_state.SeatObservations`, kept in step with the engine by rewriting only the entries
+that changed (each equals ``encode``; copies are handed out), and the mask is built once per decision
+(cached by legal-action set, copies handed out). :func:`env`'s wrappers find the AEC attributes in their
+own dicts (see :func:`env`).
 """
 
 from __future__ import annotations
@@ -139,6 +145,23 @@ class _ActionSpace(spaces.Discrete):
         if type(x) is int and 0 <= x < self.n:
             return True
         return super().contains(x)
+
+
+def _mirror(rules: Rules) -> Any:
+    """A compiled :class:`~barbu_env.vector.single.Mirror` for deals under ``rules``, or None where it
+    cannot follow them (numba missing; rules outside the batched engine's, e.g. Barbu King)."""
+    from .vector.backend import numba_available
+    from .vector.tables import check_rules
+
+    if not numba_available():
+        return None
+    try:
+        check_rules(rules)
+    except ValueError:
+        return None
+    from .vector.single import Mirror  # imports numba
+
+    return Mirror(rules)
 
 
 def _check_seat(value: Any, what: str, n: int = 4) -> int | str:
@@ -246,6 +269,11 @@ class raw_env(AECEnv):
         self._version = 0
         self._mask: np.ndarray | None = None
         self._rewards_dirty = False
+        # deal mode: the compiled copy of the deal (made at the first reset; None where it cannot follow) and
+        # the deal it copies (None once dropped: then SeatObservations serves the rest of that deal)
+        self._fast: Any = None
+        self._fast_wanted = mode == "deal"
+        self._fast_deal: Deal | None = None
 
     # ----------------------------------------------------------------- PettingZoo API
     def observation_space(self, agent: str) -> spaces.Space:
@@ -289,6 +317,11 @@ class raw_env(AECEnv):
             if hands is None:
                 hands = deal_hands(self._rng, self.rules)
             self._deal = Deal.from_hands(hands, seat, contract, self.rules)
+            if self._fast_wanted:
+                self._fast, self._fast_wanted = _mirror(self.rules), False
+            if self._fast is not None:
+                self._fast.load(self._deal)
+                self._fast_deal = self._deal
         else:
             self.match = Match(self.rules, self._rng, seat, hands, contract)
             self._deal = None
@@ -318,6 +351,11 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         deal = self.match.deal if self.match is not None else self._deal
+        fast = self._fast
+        if deal is self._fast_deal and len(deal.history) == fast.steps:  # the compiled copy follows this deal
+            if seat == fast.seat and not self._m_terminations.get(agent, True):
+                return {"observation": fast.row.copy(), "action_mask": fast.mask.copy()}
+            return {"observation": fast.observe(seat).copy(), "action_mask": _NO_MASK.copy()}
         views = self._views
         if views is not None:
             o = views.observe(deal, seat, self.match)  # a fresh array
@@ -411,6 +449,10 @@ class raw_env(AECEnv):
             deal.apply(a)
         elif not self._illegal(deal, a, action):
             return
+        else:  # R8.2 changed the deal: the compiled copy cannot follow it
+            self._fast_deal = None
+        if deal is self._fast_deal and self._fast.step(a) == -2:  # (not expected: the engine took the action)
+            self._fast_deal = None
         if deal.phase == _OVER:
             self._end_deal(deal)
         self._new_decision()
