@@ -269,10 +269,10 @@ class raw_env(AECEnv):
         self._version = 0
         self._mask: np.ndarray | None = None
         self._rewards_dirty = False
-        # deal mode: the compiled copy of the deal (made at the first reset; None where it cannot follow) and
-        # the deal it copies (None once dropped: then SeatObservations serves the rest of that deal)
-        self._fast: Any = None
-        self._fast_wanted = mode == "deal"
+        # deal mode: the compiled copy of the deal (None where it cannot follow; numba's import and kernel
+        # loading happen here, not at the first reset) and the deal it copies (None once dropped: then
+        # SeatObservations serves the rest of that deal)
+        self._fast: Any = _mirror(self.rules) if mode == "deal" else None
         self._fast_deal: Deal | None = None
 
     # ----------------------------------------------------------------- PettingZoo API
@@ -317,8 +317,6 @@ class raw_env(AECEnv):
             if hands is None:
                 hands = deal_hands(self._rng, self.rules)
             self._deal = Deal.from_hands(hands, seat, contract, self.rules)
-            if self._fast_wanted:
-                self._fast, self._fast_wanted = _mirror(self.rules), False
             if self._fast is not None:
                 self._fast.load(self._deal)
                 self._fast_deal = self._deal

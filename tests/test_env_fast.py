@@ -59,7 +59,6 @@ def _play_both(kwargs: dict, seed: int, monkeypatch: pytest.MonkeyPatch, deals: 
     with monkeypatch.context() as m:
         m.setattr(env_mod, "_mirror", lambda rules: None)
         slow = barbu_env.raw_env(mode="deal", **kwargs)
-        slow.reset(seed=0)
     assert slow._fast is None
     rng = np.random.default_rng(seed)
     looked = 0

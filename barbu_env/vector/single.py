@@ -216,6 +216,9 @@ class Mirror:
         self._init = np.zeros(len(INIT_FIELDS), I64)
         self.seat = -1
         self.steps = 0
+        step(self._buf, self.row, self.mask, -1)  # load (or compile) the kernels now, not in the first deal
+        observe(self._buf, self.other, 0)
+        load(self._buf, self._init, self.row, self.mask)
 
     def load(self, deal: Deal) -> None:
         """Copy ``deal``, which must be fresh (nothing played or declared after its set-up, R2.3)."""
