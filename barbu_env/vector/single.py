@@ -14,6 +14,9 @@ builds a mirror. Kernels are compiled on first use and cached on disk (``cache=T
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 from numba import njit
 
@@ -21,6 +24,7 @@ from ..actions import DECLARE_BASE, NUM_ACTIONS
 from ..engine.deal import Deal
 from ..observation import NUM_PART, OBS_SIZE, names_bits
 from ..rules import Rules
+from . import jit
 from .core import CARD_SEAT_FIELDS, INT_SEAT_FIELDS, SCALAR_FIELDS, SCALAR_START, WORD_FIELDS
 from .encode import FILLED, NUM_WORDS
 from .jit import (
@@ -38,18 +42,25 @@ from .jit import (
     PLAYABLE,
     TO_MOVE,
     TRUMP,
-    _declare,
-    _double,
-    _fantan,
-    _legal_cards,
-    _legal_doubles,
+    _apply_game,
+    _is_legal,
+    _legal_game,
     _mask_row,
     _pack,
-    _play,
     jit_tables,
 )
-from .tables import DECLARE, DOUBLE, FANTAN_PLAY, NUM_DECL, OVER, PASS_BIT, PLAY, U64, Tables, build_tables
+from .tables import DECLARE, NUM_DECL, OVER, U64, Tables, build_tables
 
+
+def jit_source_hash() -> str:
+    """A hash of ``jit.py``'s text. The kernels below compile ``jit``'s helpers into their own disk cache, which
+    numba invalidates only when *this* file changes: :data:`JIT_SOURCE` must follow ``jit.py`` (and editing
+    it invalidates the cache). While they differ, :data:`STALE` is true and the env does not use this module."""
+    return hashlib.sha256(Path(jit.__file__).read_bytes()).hexdigest()[:16]
+
+
+JIT_SOURCE = "69f8d7cc03e5a604"
+STALE = jit_source_hash() != JIT_SOURCE
 I64 = np.int64
 U0 = U64(0)
 U1 = U64(1)
@@ -126,25 +137,16 @@ def _row(st: tuple, tb: tuple, words: np.ndarray, s: int, row: np.ndarray) -> No
 
 @njit(cache=True, _nrt=False)
 def _emit(st: tuple, tb: tuple, words: np.ndarray, legal: np.ndarray, row: np.ndarray, mask: np.ndarray) -> int:
-    """The legal words, mask and observation of the seat on move; returns that seat, or -1 once over."""
-    sc = st[3]
-    phase = sc[PHASE, 0]
-    if phase == OVER:
+    """The legal words (``legal[0]``, ``legal[1]``: ``jit.legal_words``), mask and observation of the seat on
+    move; returns that seat, or -1 once the deal is over."""
+    if st[3][PHASE, 0] == OVER:
         legal[0] = U0
         legal[1] = U0
         return -1
-    s = sc[TO_MOVE, 0]
-    cards = _legal_cards(st, tb, 0)
-    if phase == FANTAN_PLAY and (cards == 0 or tb[6][3] != 0):  # R7.3 (flags[F_FREE_PASS])
-        cards |= U1 << U64(PASS_BIT)
-    legal[0] = cards
-    if phase == DECLARE:
-        legal[1] = U64(sc[AVAIL_DECL, 0])
-    elif phase == DOUBLE:
-        legal[1] = U64(_legal_doubles(st, tb, 0) << NUM_DECL)
-    else:
-        legal[1] = U0
-    _mask_row(legal[:1], legal[1:], 0, True, mask.reshape((1, NUM_ACTIONS)))
+    low, high = legal[:1], legal[1:]
+    _legal_game(st, tb, 0, low, high)
+    _mask_row(low, high, 0, True, mask.reshape((1, NUM_ACTIONS)))
+    s = st[3][TO_MOVE, 0]
     _row(st, tb, words, s, row)
     return s
 
@@ -176,21 +178,9 @@ def step(buf: np.ndarray, row: np.ndarray, mask: np.ndarray, a: int) -> int:
     """Apply action ``a`` of the seat on move (``jit.apply`` for one game), then :func:`_emit`. Returns the
     seat now on move, -1 once the deal is over, -2 (nothing applied) if ``a`` is illegal."""
     st, tb, words, legal = _views(buf)
-    sc = st[3]
-    phase = sc[PHASE, 0]
-    if a < 0 or a >= NUM_ACTIONS:
+    if st[3][PHASE, 0] == OVER or not _is_legal(legal[:1], legal[1:], 0, a):
         return -2
-    ok = (legal[0] >> U64(a)) & U1 if a < DECLARE_BASE else (legal[1] >> U64(a - DECLARE_BASE)) & U1
-    if ok == U0:
-        return -2
-    if phase == PLAY:
-        _play(st, tb, 0, a)
-    elif phase == FANTAN_PLAY:
-        _fantan(st, tb, 0, a)
-    elif phase == DOUBLE:
-        _double(st, tb, 0, a)
-    elif phase == DECLARE:
-        _declare(st, tb, 0, a)
+    _apply_game(st, tb, 0, a)
     return _emit(st, tb, words, legal, row, mask)
 
 
