@@ -190,7 +190,8 @@ def test_mirror_kernels_follow_jit_source(monkeypatch):
 
     assert single.JIT_SOURCE == single.jit_source_hash(), (
         f"vector/jit.py changed: check vector/single.py against it, then set JIT_SOURCE = "
-        f"{single.jit_source_hash()!r} there")
+        f"{single.jit_source_hash()!r} there"
+    )
     monkeypatch.setattr(single, "STALE", True)
     with pytest.warns(UserWarning, match="out of date"):
         e = barbu_env.raw_env(mode="deal")
