@@ -49,7 +49,7 @@ from .jit import (
     _pack,
     jit_tables,
 )
-from .tables import DECLARE, NUM_DECL, OVER, U64, Tables, build_tables
+from .tables import DECLARE, OVER, U64, Tables, build_tables
 
 
 def jit_source_hash() -> str:
@@ -67,7 +67,8 @@ U1 = U64(1)
 #: int64 words of the buffer's header: offsets (bytes) and shapes of the blocks that follow.
 HEADER = 32
 _NC, _NI, _NW, _NS = len(CARD_SEAT_FIELDS), len(INT_SEAT_FIELDS), len(WORD_FIELDS), len(SCALAR_FIELDS)
-# header entries: 0..5 the state blocks, 6..12 the tables, 13 packed words scratch, 14 legal words; 16.. shapes
+# header entries: byte offsets of 0..5 the state blocks, 6..12 the tables, 13 the packed-words scratch, 14 the
+# legal words; from 16, (rows, columns) of each table (``jit_tables``; flags: (1, 11))
 H_TABLES, H_WORDS, H_LEGAL, H_SHAPE = 6, 13, 14, 16
 #: The fields of :meth:`Mirror.load`'s set-up vector, in order.
 INIT_FIELDS = ("hand0", "hand1", "hand2", "hand3", "phase", "to_move", "declarer", "leader", "contract", "trump",
@@ -85,11 +86,19 @@ def _layout(tables: tuple[np.ndarray, ...]) -> np.ndarray:
     buf = np.zeros(o, np.uint8)
     head = buf[: 8 * HEADER].view(I64)
     head[: len(offs)] = offs
-    k, j = tables[2].shape  # kpts [K, J]
-    head[H_SHAPE : H_SHAPE + 3] = (k, j, tables[3].shape[1])  # K contracts, J scoring masks, n tricks
+    for i, a in enumerate(tables):
+        head[H_SHAPE + 2 * i : H_SHAPE + 2 * i + 2] = a.reshape(-1, a.shape[-1]).shape
     for a, off in zip(tables, offs[H_TABLES : H_TABLES + 7], strict=True):
         buf[off : off + a.nbytes] = np.ascontiguousarray(a).view(np.uint8).reshape(-1)
     return buf
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _table(buf: np.ndarray, h: np.ndarray, i: int) -> np.ndarray:
+    """Table ``i`` of ``jit_tables`` (int64 [rows, columns]) in the buffer."""
+    rows, cols = h[H_SHAPE + 2 * i], h[H_SHAPE + 2 * i + 1]
+    o = h[H_TABLES + i]
+    return buf[o : o + 8 * rows * cols].view(np.int64).reshape((rows, cols))
 
 
 @njit(cache=True, _nrt=False)
@@ -97,21 +106,16 @@ def _views(buf: np.ndarray) -> tuple:
     """``(st, tb, words, legal)``: the state blocks and tables as :mod:`.jit` takes them, the packed-words
     scratch (uint64 [1, NUM_WORDS]) and the legal words of the seat on move (uint64 [2])."""
     h = buf[: 8 * HEADER].view(np.int64)
-    k, j, n = h[H_SHAPE], h[H_SHAPE + 1], h[H_SHAPE + 2]
     c4 = buf[h[0] : h[0] + 8 * _NC * 4].view(np.uint64).reshape((1, _NC, 4))
     i4 = buf[h[1] : h[1] + 8 * _NI * 4].view(np.int64).reshape((1, _NI, 4))
     w = buf[h[2] : h[2] + 8 * _NW].view(np.uint64).reshape((_NW, 1))
     sc = buf[h[3] : h[3] + 8 * _NS].view(np.int64).reshape((_NS, 1))
     hb = buf[h[4] : h[4] + 1].view(np.bool_)
     scores = buf[h[5] : h[5] + 32].view(np.int64).reshape((1, 4))
-    t = H_TABLES
-    kint = buf[h[t] : h[t] + 64 * k].view(np.int64).reshape((k, 8))
-    kcard = buf[h[t + 1] : h[t + 1] + 8 * k * (1 + j)].view(np.uint64).reshape((k, 1 + j))
-    kpts = buf[h[t + 2] : h[t + 2] + 8 * k * j].view(np.int64).reshape((k, j))
-    pos = buf[h[t + 3] : h[t + 3] + 8 * k * n].view(np.int64).reshape((k, n))
-    fpts = buf[h[t + 4] : h[t + 4] + 32 * k].view(np.int64).reshape((k, 4))
-    decl = buf[h[t + 5] : h[t + 5] + 8 * 3 * NUM_DECL].view(np.int64).reshape((3, NUM_DECL))
-    flags = buf[h[t + 6] : h[t + 6] + 88].view(np.int64)
+    kint = _table(buf, h, 0)
+    kcard = _table(buf, h, 1).view(np.uint64)
+    kpts, pos, fpts, decl = _table(buf, h, 2), _table(buf, h, 3), _table(buf, h, 4), _table(buf, h, 5)
+    flags = _table(buf, h, 6)[0]
     words = buf[h[H_WORDS] : h[H_WORDS] + 8 * NUM_WORDS].view(np.uint64).reshape((1, NUM_WORDS))
     legal = buf[h[H_LEGAL] : h[H_LEGAL] + 16].view(np.uint64)
     return (c4, i4, w, sc, hb, scores), (kint, kcard, kpts, pos, fpts, decl, flags), words, legal
