@@ -17,7 +17,8 @@ chance nodes are not counted) per second:
   classic contracts spread over the games, classic doubling; each batched step is ``observe()`` (float32
   observations and masks of every acting seat), a random legal action per game (``random_actions``),
   ``step()``; counts B decisions per step. Backend ``auto`` (numba if installed, else numpy), one thread.
-  ``vector-4096-2threads``: the numba backend on 2 threads (``OMP_WAIT_POLICY=passive`` unless set);
+  ``vector-4096-2threads``: the numba backend on 2 threads (OpenMP workers spin ``GOMP_SPINCOUNT=100000``
+  times before they sleep, unless ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` is set);
   ``vector-4096-numpy``: the numpy backend. ``vector-4096-packed``: ``observe_packed()`` instead (the same
   observations as bits + numeric part, for unpacking on the training device); ``vector-4096-noobs``: masks
   only (both ``auto``, one thread). Each vector row is preceded by a note line: batch, observation
@@ -142,9 +143,12 @@ def _pyspiel_hearts(seconds: float) -> float:
 
 def _vector(batch: int, observe: str = "float", backend: str = "auto", threads: int = 1) -> Callable[[float], float]:
     def run(seconds: float) -> float:
-        # numba's OpenMP workers busy-wait between kernels by default, which stalls on shared cores; read
-        # when the thread pool starts (the first numba row), so set for every vector row
-        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+        # numba's OpenMP workers wait between kernels by spinning (libgomp: 300k spins, or for ever with
+        # OMP_WAIT_POLICY=active) or sleeping (passive). Spinning for ever stalls on busy cores; sleeping at
+        # once makes each kernel wait for a wake-up (about 20% slower on 2 idle cores). A bounded spin is the
+        # middle; read when the thread pool starts (the first numba row), so set for every vector row.
+        if "OMP_WAIT_POLICY" not in os.environ:
+            os.environ.setdefault("GOMP_SPINCOUNT", "100000")
         from .rules import Rules
         from .vector import VectorDeals, random_actions
         from .vector.backend import numba_available
@@ -173,7 +177,8 @@ def _vector(batch: int, observe: str = "float", backend: str = "auto", threads: 
         rate = n / (time.perf_counter() - t0)
         size = v.nbytes()
         used = v.backend.num_threads()
-        wait = f", OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}" if used > 1 else ""
+        wait = "".join(f", {k}={os.environ[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if k in os.environ)
+        wait = wait if used > 1 else ""
         print(f"{'':18s} (B={batch}, observe={observe}: {name} backend, {used} thread{'s' if used > 1 else ''}{wait}; "
               f"bytes per game: state {size['state']}, obs {size['obs']}, mask {size['mask']}, "
               f"scratch {size['scratch']})")  # fmt: skip
