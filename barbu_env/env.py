@@ -149,8 +149,7 @@ class _ActionSpace(spaces.Discrete):
 
 def _mirror(rules: Rules) -> Any:
     """A compiled :class:`~barbu_env.vector.single.Mirror` for deals under ``rules``, or None where it
-    cannot follow them (numba missing; rules outside the batched engine's, e.g. Barbu King; its kernels
-    older than ``vector/jit.py``)."""
+    cannot follow them (numba missing; rules outside the batched engine's, e.g. Barbu King)."""
     from .vector.backend import numba_available
     from .vector.tables import check_rules
 
@@ -160,13 +159,9 @@ def _mirror(rules: Rules) -> Any:
         check_rules(rules)
     except ValueError:
         return None
-    from .vector import single  # imports numba
+    from .vector.single import Mirror  # imports numba
 
-    if single.STALE:
-        warnings.warn("barbu_env.vector.single is out of date with vector/jit.py (see single.JIT_SOURCE): "
-                      "observations take the Python path", stacklevel=3)  # fmt: skip
-        return None
-    return single.Mirror(rules)
+    return Mirror(rules)
 
 
 def _check_seat(value: Any, what: str, n: int = 4) -> int | str:

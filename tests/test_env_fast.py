@@ -180,19 +180,3 @@ def test_terminate_mode_keeps_the_compiled_copy():
     e.reset(seed=5)
     e.step(action_id("double:none"))
     assert e._fast_deal is e.deal and e._fast.steps == 1
-
-
-def test_mirror_kernels_follow_jit_source(monkeypatch):
-    """``vector.single`` compiles ``jit``'s helpers into its own numba cache, which only an edit of single.py
-    invalidates: its ``JIT_SOURCE`` must be jit.py's hash. While stale, the env takes the Python path."""
-    pytest.importorskip("numba")
-    from barbu_env.vector import single
-
-    assert single.JIT_SOURCE == single.jit_source_hash(), (
-        f"vector/jit.py changed: check vector/single.py against it, then set JIT_SOURCE = "
-        f"{single.jit_source_hash()!r} there"
-    )
-    monkeypatch.setattr(single, "STALE", True)
-    with pytest.warns(UserWarning, match="out of date"):
-        e = barbu_env.raw_env(mode="deal")
-    assert e._fast is None

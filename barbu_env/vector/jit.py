@@ -564,7 +564,8 @@ def _start_game(st: Blocks, tb: Blocks, g: int, key: np.uint64, k: int, declarer
 
 @njit(cache=True, parallel=True)
 def step(st: Blocks, tb: Blocks, low: np.ndarray, high: np.ndarray, actions: np.ndarray, done: np.ndarray,
-         rewards: np.ndarray, specs: np.ndarray, deal: np.ndarray, dealt: np.ndarray, order: np.ndarray) -> int:
+         rewards: np.ndarray, specs: np.ndarray, deal: np.ndarray, dealt: np.ndarray,
+         order: np.ndarray) -> int:  # fmt: skip
     """One step of every game (``NumpyBackend.step``): check, apply, rewards, restarts, then the new legal
     words into ``low``, ``high``. ``deal``: int64 ``[restart, key (its bits), declarer or -1]``; ``dealt``:
     deals started per game; ``order`` uint8 [B, 64] scratch. Returns the number of deals that ended, or -1
@@ -677,6 +678,24 @@ def _mask_row(low: np.ndarray, high: np.ndarray, g: int, on_move: bool, out: np.
         out[g, a] = (hi >> U64(a - DECLARE_BASE)) & U1
 
 
+@helper
+def _obs_row(st: Blocks, tb: Blocks, g: int, s: int, words: np.ndarray, obs: np.ndarray) -> None:
+    """``encode.observe_into`` for game g: row g of ``obs`` (float32 [B, OBS_SIZE]) is the observation of seat
+    ``s`` (zero if -1), written whole, via the packed words ``words[g]``."""
+    _pack(st, tb, g, s, words, obs, NUM_PART)
+    for i in range(NUM_WORDS - 1):  # the binary entries, 64 per word
+        x = words[g, i]
+        for b in range(64):
+            obs[g, 64 * i + b] = np.float32((x >> U64(b)) & U1)
+    x = words[g, NUM_WORDS - 1]
+    for b in range(LAST_WORD_BITS):
+        obs[g, 64 * (NUM_WORDS - 1) + b] = np.float32((x >> U64(b)) & U1)
+    for i in range(FILLED, NUM_PART):  # match-only blocks
+        obs[g, i] = 0.0
+    for i in range(NUM_PART + 16, OBS_SIZE):
+        obs[g, i] = 0.0
+
+
 @njit(cache=True, parallel=True)
 def observe(st: Blocks, tb: Blocks, seat: np.ndarray, low: np.ndarray, high: np.ndarray, words: np.ndarray,
             obs: np.ndarray, mask: np.ndarray) -> None:  # fmt: skip
@@ -686,18 +705,7 @@ def observe(st: Blocks, tb: Blocks, seat: np.ndarray, low: np.ndarray, high: np.
     sc = st[3]
     for g in prange(seat.shape[0]):
         s = seat[g]
-        _pack(st, tb, g, s, words, obs, NUM_PART)
-        for i in range(NUM_WORDS - 1):  # the binary entries, 64 per word
-            x = words[g, i]
-            for b in range(64):
-                obs[g, 64 * i + b] = np.float32((x >> U64(b)) & U1)
-        x = words[g, NUM_WORDS - 1]
-        for b in range(LAST_WORD_BITS):
-            obs[g, 64 * (NUM_WORDS - 1) + b] = np.float32((x >> U64(b)) & U1)
-        for i in range(FILLED, NUM_PART):  # match-only blocks
-            obs[g, i] = 0.0
-        for i in range(NUM_PART + 16, OBS_SIZE):
-            obs[g, i] = 0.0
+        _obs_row(st, tb, g, s, words, obs)
         _mask_row(low, high, g, s >= 0 and s == sc[TO_MOVE, g] and sc[PHASE, g] != OVER, mask)
 
 
@@ -734,6 +742,107 @@ def random_actions(mask: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
             if run > pick:
                 out[g] = a
                 break
+
+
+# ------------------------------------------------------------------------------------------ one game
+# The AEC env's compiled mirror of one deal (:class:`.single.Mirror`): the batch-1 state, the tables, the
+# packed-words scratch and the legal words live in one byte buffer, so each call unboxes one array (the state
+# and table tuples cost ~0.6 us a call, one buffer ~0.15 us); the kernels rebuild the views inside. Kept in
+# this file so that numba's disk cache, invalidated only when the defining file changes, follows the helpers.
+
+#: int64 words of the buffer's header: byte offsets of the blocks that follow (0..5 the state blocks, 6..12
+#: the ``jit_tables`` tables, 13 the packed words, 14 the legal words), from 16 (rows, columns) of each table.
+HEADER = 32
+H_TABLES, H_WORDS, H_LEGAL, H_SHAPE = 6, 13, 14, 16
+NC, NI, NW, NS = len(CARD_SEAT_FIELDS), len(INT_SEAT_FIELDS), len(WORD_FIELDS), len(SCALAR_FIELDS)
+#: The fields of :func:`mirror_load`'s set-up vector, in order.
+INIT_FIELDS = ("hand0", "hand1", "hand2", "hand3", "phase", "to_move", "declarer", "leader", "contract", "trump",
+               "fantan_rank", "must_double", "avail_decl", "avail_names", "playable")  # fmt: skip
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _table(buf: np.ndarray, h: np.ndarray, i: int) -> np.ndarray:
+    """Table ``i`` of ``jit_tables`` (int64 [rows, columns]) in the buffer."""
+    rows, cols = h[H_SHAPE + 2 * i], h[H_SHAPE + 2 * i + 1]
+    o = h[H_TABLES + i]
+    return buf[o : o + 8 * rows * cols].view(np.int64).reshape((rows, cols))
+
+
+@njit(cache=True, _nrt=False)
+def _views(buf: np.ndarray) -> tuple:
+    """``(st, tb, words, legal)``: the state blocks and tables as the kernels above take them, the packed-words
+    scratch (uint64 [1, NUM_WORDS]) and the legal words of the seat on move (uint64 [2])."""
+    h = buf[: 8 * HEADER].view(np.int64)
+    c4 = buf[h[0] : h[0] + 8 * NC * 4].view(np.uint64).reshape((1, NC, 4))
+    i4 = buf[h[1] : h[1] + 8 * NI * 4].view(np.int64).reshape((1, NI, 4))
+    w = buf[h[2] : h[2] + 8 * NW].view(np.uint64).reshape((NW, 1))
+    sc = buf[h[3] : h[3] + 8 * NS].view(np.int64).reshape((NS, 1))
+    hb = buf[h[4] : h[4] + 1].view(np.bool_)
+    scores = buf[h[5] : h[5] + 32].view(np.int64).reshape((1, 4))
+    kint = _table(buf, h, 0)
+    kcard = _table(buf, h, 1).view(np.uint64)
+    kpts, pos, fpts, decl = _table(buf, h, 2), _table(buf, h, 3), _table(buf, h, 4), _table(buf, h, 5)
+    flags = _table(buf, h, 6)[0]
+    words = buf[h[H_WORDS] : h[H_WORDS] + 8 * NUM_WORDS].view(np.uint64).reshape((1, NUM_WORDS))
+    legal = buf[h[H_LEGAL] : h[H_LEGAL] + 16].view(np.uint64)
+    return (c4, i4, w, sc, hb, scores), (kint, kcard, kpts, pos, fpts, decl, flags), words, legal
+
+
+@njit(cache=True, _nrt=False)
+def _emit(st: Blocks, tb: Blocks, words: np.ndarray, legal: np.ndarray, row: np.ndarray, mask: np.ndarray) -> int:
+    """The legal words (``legal[0]``, ``legal[1]``), mask and observation of the seat on move; returns that
+    seat, or -1 once the deal is over."""
+    if st[3][PHASE, 0] == OVER:
+        legal[0] = U0
+        legal[1] = U0
+        return -1
+    low, high = legal[:1], legal[1:]
+    _legal_game(st, tb, 0, low, high)
+    _mask_row(low, high, 0, True, mask.reshape((1, NUM_ACTIONS)))
+    s = st[3][TO_MOVE, 0]
+    _obs_row(st, tb, 0, s, words, row.reshape((1, OBS_SIZE)))
+    return s
+
+
+@njit(cache=True, _nrt=False)
+def mirror_load(buf: np.ndarray, init: np.ndarray, row: np.ndarray, mask: np.ndarray) -> int:
+    """A fresh deal from ``init`` (int64, :data:`INIT_FIELDS`); then the seat on move as :func:`mirror_step`."""
+    st, tb, words, legal = _views(buf)
+    c4, i4, w, sc, hb, scores = st
+    c4[:] = U0
+    i4[:] = 0
+    i4[0, FIN_PLACE, :] = -1
+    w[:] = U0
+    for i in range(NS):
+        sc[i, 0] = SCALAR_START[i]
+    hb[0] = False
+    scores[:] = 0
+    for q in range(4):
+        c4[0, HANDS, q] = U64(init[q])
+    sc[PHASE, 0], sc[TO_MOVE, 0], sc[DECLARER, 0], sc[LEADER, 0] = init[4], init[5], init[6], init[7]
+    sc[CONTRACT, 0], sc[TRUMP, 0], sc[FANTAN_RANK, 0], sc[MUST_DOUBLE, 0] = init[8], init[9], init[10], init[11]
+    sc[AVAIL_DECL, 0], sc[AVAIL_NAMES, 0] = init[12], init[13]
+    w[PLAYABLE, 0] = U64(init[14])
+    return _emit(st, tb, words, legal, row, mask)
+
+
+@njit(cache=True, _nrt=False)
+def mirror_step(buf: np.ndarray, row: np.ndarray, mask: np.ndarray, a: int) -> int:
+    """Apply action ``a`` of the seat on move, then write the legal words, ``mask`` (int8 [NUM_ACTIONS]) and
+    ``row`` (float32 [OBS_SIZE]) of the seat now on move. Returns that seat, -1 once the deal is over, -2
+    (nothing applied) if ``a`` is illegal."""
+    st, tb, words, legal = _views(buf)
+    if st[3][PHASE, 0] == OVER or not _is_legal(legal[:1], legal[1:], 0, a):
+        return -2
+    _apply_game(st, tb, 0, a)
+    return _emit(st, tb, words, legal, row, mask)
+
+
+@njit(cache=True, _nrt=False)
+def mirror_observe(buf: np.ndarray, row: np.ndarray, s: int) -> None:
+    """``row``: the observation of seat ``s``."""
+    st, tb, words, _ = _views(buf)
+    _obs_row(st, tb, 0, s, words, row.reshape((1, OBS_SIZE)))
 
 
 class NumbaBackend:
