@@ -509,15 +509,14 @@ def _draw(key: np.uint64, k: int, i: int) -> np.uint64:
 
 
 @helper
-def _start_game(st: Blocks, tb: Blocks, g: int, key: np.uint64, k: int, declarer: int, specs: np.ndarray,
-                order: np.ndarray) -> None:  # fmt: skip
-    """``core.start`` of game g with deal ``k`` of the stream (``dealing.deal_stream``; ``declarer`` < 0:
-    drawn); ``order[g]`` is scratch for the shuffle (R1.4)."""
+def _clear_game(st: Blocks, g: int) -> None:
+    """Game g's state before its set-up (``core.start``'s first lines): empty, no trick, no Fantan place."""
     c4, i4, w, sc, hb, scores = st
-    flags = tb[6]
     for r in range(c4.shape[1]):
         for q in range(4):
             c4[g, r, q] = U0
+    for r in range(i4.shape[1]):
+        for q in range(4):
             i4[g, r, q] = -1 if r == FIN_PLACE else 0
     for r in range(w.shape[0]):
         w[r, g] = U0
@@ -526,6 +525,16 @@ def _start_game(st: Blocks, tb: Blocks, g: int, key: np.uint64, k: int, declarer
     for q in range(4):
         scores[g, q] = 0
     hb[g] = False
+
+
+@helper
+def _start_game(st: Blocks, tb: Blocks, g: int, key: np.uint64, k: int, declarer: int, specs: np.ndarray,
+                order: np.ndarray) -> None:  # fmt: skip
+    """``core.start`` of game g with deal ``k`` of the stream (``dealing.deal_stream``; ``declarer`` < 0:
+    drawn); ``order[g]`` is scratch for the shuffle (R1.4)."""
+    c4, sc = st[0], st[3]
+    flags = tb[6]
+    _clear_game(st, g)
     deck = U64(flags[F_DECK])
     n = 0
     for c in range(64):
@@ -808,15 +817,8 @@ def _emit(st: Blocks, tb: Blocks, words: np.ndarray, legal: np.ndarray, row: np.
 def mirror_load(buf: np.ndarray, init: np.ndarray, row: np.ndarray, mask: np.ndarray) -> int:
     """A fresh deal from ``init`` (int64, :data:`INIT_FIELDS`); then the seat on move as :func:`mirror_step`."""
     st, tb, words, legal = _views(buf)
-    c4, i4, w, sc, hb, scores = st
-    c4[:] = U0
-    i4[:] = 0
-    i4[0, FIN_PLACE, :] = -1
-    w[:] = U0
-    for i in range(NS):
-        sc[i, 0] = SCALAR_START[i]
-    hb[0] = False
-    scores[:] = 0
+    c4, w, sc = st[0], st[2], st[3]
+    _clear_game(st, 0)
     for q in range(4):
         c4[0, HANDS, q] = U64(init[q])
     sc[PHASE, 0], sc[TO_MOVE, 0], sc[DECLARER, 0], sc[LEADER, 0] = init[4], init[5], init[6], init[7]
