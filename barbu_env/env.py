@@ -65,12 +65,14 @@ from __future__ import annotations
 import math
 import operator
 import warnings
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable
 
 from .actions import NUM_ACTIONS, PASS
 from .contracts import contract_table
@@ -99,6 +101,7 @@ _DECLARE = int(Phase.DECLARE)
 _MASKS: dict[int | tuple[int, ...], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
 _NO_MASK = np.zeros(NUM_ACTIONS, np.int8)  # the mask of agents not on move (copied: a copy is cheaper than zeros)
+_mirror_step: Any = None  # vector.jit.mirror_step, set when the first mirror is built (numba imported then)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -161,7 +164,25 @@ def _mirror(rules: Rules) -> Any:
         return None
     from .vector.single import Mirror  # imports numba
 
+    global _mirror_step
+    from .vector.jit import mirror_step
+
+    _mirror_step = mirror_step
     return Mirror(rules)
+
+
+class _AgentIterable(AECIterable):
+    """PettingZoo's ``AECIterable`` whose iterator is a generator (its ``__next__`` is a Python call a step)."""
+
+    def __iter__(self) -> Iterator[str]:
+        return _agents(self.env, self.max_iter)
+
+
+def _agents(env: raw_env, left: int) -> Iterator[str]:
+    """``agent_selection`` until no agent is left or ``left`` runs out (as ``AECIterator``)."""
+    while left > 0 and env.agents:
+        left -= 1
+        yield env.agent_selection
 
 
 def _check_seat(value: Any, what: str, n: int = 4) -> int | str:
@@ -259,6 +280,7 @@ class raw_env(AECEnv):
         self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in agents}
         self._rng: np.random.Generator | None = None
         self.match: Match | None = None
+        self._lazy: tuple | None = None  # see _materialise
         self._deal: Deal | None = None
         # observations: classic Barbu keeps the seats' rows of SeatObservations in step with the engine; King
         # encodes each seat (internal arrays, copied when handed out, valid while their version is the
@@ -274,6 +296,12 @@ class raw_env(AECEnv):
         # SeatObservations serves the rest of that deal)
         self._fast: Any = _mirror(self.rules) if mode == "deal" else None
         self._fast_deal: Deal | None = None
+        # while the copy is the state of record (_lazy set): its buffer, row and mask, the actions since reset and
+        # the seat on move (-1 once over)
+        if self._fast is not None:
+            self._mbuf, self._mrow, self._mmask = self._fast._buf, self._fast.row, self._fast.mask
+        self._hist: list[int] = []
+        self._mseat = -1
 
     # ----------------------------------------------------------------- PettingZoo API
     def observation_space(self, agent: str) -> spaces.Space:
@@ -281,6 +309,42 @@ class raw_env(AECEnv):
 
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
+
+    @property
+    def _deal(self) -> Deal | None:
+        """Deal mode's ``Deal`` (None in match mode), rebuilt first while the compiled copy is the state of
+        record (:meth:`_materialise`)."""
+        if self._lazy is not None:
+            self._materialise()
+        return self._deal_obj
+
+    @_deal.setter
+    def _deal(self, deal: Deal | None) -> None:
+        self._lazy = None
+        self._deal_obj = deal
+
+    def _materialise(self) -> None:
+        """Make the ``Deal`` the state of record again. In deal mode of classic Barbu with numba, ``reset``
+        and ``step`` move only the compiled copy (:class:`~barbu_env.vector.single.Mirror`: the same rules,
+        R3-R9, and scores, R8.1) and record the actions; ``_lazy`` holds the fresh deal's ``(Deal or None,
+        hands, declarer, contract)``. The first read of the deal (``deal``, ``render``, ``information_state``,
+        an illegal or non-int action, ...) rebuilds it here by replaying the actions on the fresh deal; the
+        copy then follows it as before (``_fast_deal``) until the next reset."""
+        fresh, hands, declarer, contract = self._lazy
+        self._lazy = None
+        deal = fresh if fresh is not None else Deal.from_hands(hands, declarer, contract, self.rules)
+        for a in self._hist:
+            deal.apply(a)
+        self._deal_obj = deal
+        fast = self._fast
+        fast.steps, fast.seat = len(self._hist), self._mseat
+        self._fast_deal = deal
+        self._version += 1
+        self._mask = None
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        """PettingZoo's ``agent_iter``: ``agent_selection`` while agents are left, at most ``max_iter`` times."""
+        return _AgentIterable(self, max_iter)
 
     @property
     def deal(self) -> Deal:
@@ -312,25 +376,43 @@ class raw_env(AECEnv):
             self._check_contract(contract)
         # mirror into the wrappers of env(); into the OrderEnforcingWrapper only once it has been reset
         self._mirrors = tuple(w for w in self._wrappers if w.__dict__.get("_has_reset", True))
-        if self.mode == "deal":
+        fast = self._fast
+        if self.mode == "deal" and fast is not None:  # the compiled copy is the state of record (_materialise)
+            self.match = None
+            if hands is None:
+                hands = deal_hands(self._rng, self.rules)
+                fresh = fast.start(hands, seat, contract)
+            else:
+                fresh = Deal.from_hands(hands, seat, contract, self.rules)
+                fast.load(fresh)
+            self._deal_obj = self._fast_deal = None
+            self._lazy = (fresh, hands, seat, contract)
+            self._hist = []
+            self._mseat = fast.seat
+        elif self.mode == "deal":
             self.match = None
             if hands is None:
                 hands = deal_hands(self._rng, self.rules)
             self._deal = Deal.from_hands(hands, seat, contract, self.rules)
-            if self._fast is not None:
-                self._fast.load(self._deal)
-                self._fast_deal = self._deal
         else:
             self.match = Match(self.rules, self._rng, seat, hands, contract)
             self._deal = None
-        self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        agents = self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos = {a: {} for a in agents}
         self._rewards_dirty = False
-        self._new_decision()
+        if self._lazy is None:
+            self._new_decision()
+        elif self.render_mode == "human":
+            self._materialise()  # rendered after every step: the Deal serves as before
+            self._new_decision()
+        else:
+            self._version += 1
+            self._mask = None
+            self._select(self._agent_names[self._mseat])
 
     def _check_contract(self, contract: Any) -> None:
         """ValueError unless ``contract`` is a contract text played under the rules (R3, R4, R9, R10)."""
@@ -348,6 +430,10 @@ class raw_env(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
+        if self._lazy is not None:  # the compiled copy is the state of record
+            if seat == self._mseat and not self._m_terminations.get(agent, True):
+                return {"observation": self._mrow.copy(), "action_mask": self._mmask.copy()}
+            return {"observation": self._fast.observe(seat).copy(), "action_mask": _NO_MASK.copy()}
         deal = self.match.deal if self.match is not None else self._deal
         fast = self._fast
         if deal is self._fast_deal and len(deal.history) == fast.steps:  # the compiled copy follows this deal
@@ -374,13 +460,14 @@ class raw_env(AECEnv):
         """``AECEnv.last`` without the property lookups (observation, cumulative reward, terminated,
         truncated, info of ``agent_selection``)."""
         agent = self._m_agent_selection
-        return (
-            self.observe(agent) if observe else None,
-            self._m__cumulative_rewards[agent],
-            self._m_terminations[agent],
-            self._m_truncations[agent],
-            self._m_infos[agent],
-        )
+        term = self._m_terminations[agent]
+        if not observe:
+            obs = None
+        elif self._lazy is not None and not term and self.agent_name_mapping[agent] == self._mseat:
+            obs = {"observation": self._mrow.copy(), "action_mask": self._mmask.copy()}  # observe(), inlined
+        else:
+            obs = self.observe(agent)
+        return obs, self._m__cumulative_rewards[agent], term, self._m_truncations[agent], self._m_infos[agent]
 
     @staticmethod
     def _build_mask(deal: Deal) -> np.ndarray:
@@ -411,12 +498,16 @@ class raw_env(AECEnv):
         self._mask = None
         deal = self.match.deal if self.match is not None else self._deal
         if deal.phase != _OVER:
-            if self._mirrors:
-                self.agent_selection = self._agent_names[deal.to_move]
-            else:  # nothing to mirror into: the property's setter (a Python call) is not needed
-                self.__dict__["_m_agent_selection"] = self._agent_names[deal.to_move]
+            self._select(self._agent_names[deal.to_move])
         elif not hasattr(self, "agent_selection") or self.agent_selection not in self.agents:
             self.agent_selection = self._agent_names[0]
+
+    def _select(self, agent: str) -> None:
+        """``agent_selection = agent``."""
+        if self._mirrors:
+            self.agent_selection = agent
+        else:  # nothing to mirror into: the property's setter (a Python call) is not needed
+            self.__dict__["_m_agent_selection"] = agent
 
     def step(self, action: Any) -> None:
         """Apply the action of ``agent_selection``. Illegal actions, by ``illegal_action``:
@@ -427,6 +518,26 @@ class raw_env(AECEnv):
         pass proves nothing). An illegal declaration has no R8.2 penalty and raises;
         ``"terminate"``: the offender gets ``-illegal_penalty * reward_scale``, the others 0, and the
         episode ends for every agent."""
+        if self._lazy is not None:  # the compiled copy is the state of record (see _materialise)
+            a = action if type(action) is int else self._as_action(action)
+            if a is not None and 0 <= a < NUM_ACTIONS:
+                # (no agent is dead and no reward is pending before the deal ends: deal mode credits the scores
+                # at its end, which terminates every agent)
+                s = _mirror_step(self._mbuf, self._mrow, self._mmask, a)
+                if s >= 0:
+                    self._hist.append(a)
+                    self._mseat = s
+                    if self._mirrors:
+                        self.agent_selection = self._agent_names[s]
+                    else:
+                        self.__dict__["_m_agent_selection"] = self._agent_names[s]
+                    return
+                if s == -1:
+                    self._hist.append(a)
+                    self._mseat = -1
+                    self._end_copied_deal()
+                    return
+            # an illegal action, a dead agent's step or no action id: below, with the Deal rebuilt where it is read
         agent = self._m_agent_selection
         if self._m_terminations[agent] or self._m_truncations[agent]:
             self._was_dead_step(action)
@@ -493,6 +604,20 @@ class raw_env(AECEnv):
             return True
         deal.renege(seat)
         return True
+
+    def _end_copied_deal(self) -> None:
+        """:meth:`_end_deal` of deal mode for the compiled copy: its scores (contract + settlement, R8.1)."""
+        scale = self.reward_scale * self._score_sign
+        rewards, cum, scores = self.rewards, self._cumulative_rewards, self._fast.scores
+        for s, ag in enumerate(self._agent_names):
+            r = int(scores[s]) * scale
+            rewards[ag] = r
+            cum[ag] += r
+        self._rewards_dirty = True
+        for ag in self._agent_names:
+            self.terminations[ag] = True
+        self._version += 1
+        self._mask = None
 
     def _end_deal(self, deal: Deal) -> None:
         """Credit the finished deal's scores; start the next deal or terminate the episode."""

@@ -67,7 +67,7 @@ def _play_both(kwargs: dict, seed: int, monkeypatch: pytest.MonkeyPatch, deals: 
         options = {"contract": contract} if contract is not None else {}
         fast.reset(seed=seed * 100 + k, options=options)
         slow.reset(seed=seed * 100 + k, options=options)
-        assert fast._fast is not None and fast._fast_deal is fast.deal  # the compiled path is the one tested
+        assert fast._fast is not None and fast.deal is fast._fast_deal  # the compiled path is the one tested
         while True:
             for agent in rng.permutation(fast.possible_agents)[: rng.integers(0, 5)]:
                 a, b = fast.observe(agent), slow.observe(agent)
@@ -89,7 +89,7 @@ def _play_both(kwargs: dict, seed: int, monkeypatch: pytest.MonkeyPatch, deals: 
             a = int(legal[rng.integers(len(legal))])
             fast.step(a)
             slow.step(a)
-            assert fast._fast_deal is fast.deal
+            assert fast.deal is fast._fast_deal
     return looked
 
 
@@ -119,7 +119,7 @@ def test_compiled_copy_survives_copies():
     for _ in range(9):
         e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[-1]))
     for c in (copy.deepcopy(e), pickle.loads(pickle.dumps(e))):
-        assert c._fast_deal is c.deal and c.deal is not e.deal
+        assert c.deal is c._fast_deal and c.deal is not e.deal
         c.step(int(np.flatnonzero(c.observe(c.agent_selection)["action_mask"])[0]))
         for s, agent in enumerate(c.possible_agents):
             assert np.array_equal(c.observe(agent)["observation"], encode(c.deal, s))
@@ -156,7 +156,7 @@ def test_falls_back_after_renege_and_outside_changes():
     pytest.importorskip("numba")
     e = barbu_env.raw_env(mode="deal", contract="no_tricks", illegal_action="renege", doubling="off")
     e.reset(seed=2)
-    assert e._fast_deal is e.deal
+    assert e.deal is e._fast_deal
     e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
     hand = e.deal.hands[e.deal.to_move]
     illegal = next(c for c in range(52) if not hand >> c & 1)
@@ -165,7 +165,7 @@ def test_falls_back_after_renege_and_outside_changes():
     for s, agent in enumerate(e.possible_agents):
         assert np.array_equal(e.observe(agent)["observation"], encode(e.deal, s))
     e.reset(seed=3)
-    assert e._fast_deal is e.deal
+    assert e.deal is e._fast_deal
     d = e.deal
     d.apply(d.legal_actions()[0])  # outside step: the copy no longer matches
     seat = d.to_move
@@ -179,4 +179,4 @@ def test_terminate_mode_keeps_the_compiled_copy():
     e = barbu_env.raw_env(mode="deal", contract="no_queens", illegal_action="terminate")
     e.reset(seed=5)
     e.step(action_id("double:none"))
-    assert e._fast_deal is e.deal and e._fast.steps == 1
+    assert e.deal is e._fast_deal and e._fast.steps == 1

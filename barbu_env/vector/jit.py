@@ -21,7 +21,10 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 from ..actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS, PASS
 from ..observation import BLOCKS, NUM_PART, OBS_SIZE, POINT_SCALE
@@ -767,6 +770,32 @@ NC, NI, NW, NS = len(CARD_SEAT_FIELDS), len(INT_SEAT_FIELDS), len(WORD_FIELDS), 
 #: The fields of :func:`mirror_load`'s set-up vector, in order.
 INIT_FIELDS = ("hand0", "hand1", "hand2", "hand3", "phase", "to_move", "declarer", "leader", "contract", "trump",
                "fantan_rank", "must_double", "avail_decl", "avail_names", "playable")  # fmt: skip
+#: Byte offset of the scores block (int64 [4]: contract + settlement once the deal is over, R8.1) in the header.
+H_SCORES = 5
+
+
+@intrinsic
+def _as_shape(typingctx: object, arr: types.Array, shape: types.UniTuple) -> tuple:
+    """The C-contiguous 1-D ``arr`` seen with ``shape`` (ints whose product is its length), without
+    ``reshape``'s checks and helper call (about 10 ns each, a dozen per mirror call)."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or arr.layout != "C":
+        return None  # (a typing error)
+    sig = types.Array(arr.dtype, len(shape), "C")(arr, shape)
+
+    def codegen(context: object, builder: object, signature: object, args: tuple) -> object:
+        a_ty, sh_ty = signature.args
+        src = make_array(a_ty)(context, builder, value=args[0])
+        out = make_array(signature.return_type)(context, builder)
+        dims = [context.cast(builder, d, t, types.intp) for d, t in zip(cgutils.unpack_tuple(builder, args[1]), sh_ty)]
+        stride, strides = src.itemsize, []
+        for d in reversed(dims):
+            strides.insert(0, stride)
+            stride = builder.mul(stride, d)
+        populate_array(out, data=src.data, shape=cgutils.pack_array(builder, dims),
+                       strides=cgutils.pack_array(builder, strides), itemsize=src.itemsize, meminfo=None)  # fmt: skip
+        return out._getvalue()
+
+    return sig, codegen
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -774,7 +803,7 @@ def _table(buf: np.ndarray, h: np.ndarray, i: int) -> np.ndarray:
     """Table ``i`` of ``jit_tables`` (int64 [rows, columns]) in the buffer."""
     rows, cols = h[H_SHAPE + 2 * i], h[H_SHAPE + 2 * i + 1]
     o = h[H_TABLES + i]
-    return buf[o : o + 8 * rows * cols].view(np.int64).reshape((rows, cols))
+    return _as_shape(buf[o : o + 8 * rows * cols].view(np.int64), (rows, cols))
 
 
 @njit(cache=True, _nrt=False)
@@ -782,17 +811,17 @@ def _views(buf: np.ndarray) -> tuple:
     """``(st, tb, words, legal)``: the state blocks and tables as the kernels above take them, the packed-words
     scratch (uint64 [1, NUM_WORDS]) and the legal words of the seat on move (uint64 [2])."""
     h = buf[: 8 * HEADER].view(np.int64)
-    c4 = buf[h[0] : h[0] + 8 * NC * 4].view(np.uint64).reshape((1, NC, 4))
-    i4 = buf[h[1] : h[1] + 8 * NI * 4].view(np.int64).reshape((1, NI, 4))
-    w = buf[h[2] : h[2] + 8 * NW].view(np.uint64).reshape((NW, 1))
-    sc = buf[h[3] : h[3] + 8 * NS].view(np.int64).reshape((NS, 1))
+    c4 = _as_shape(buf[h[0] : h[0] + 8 * NC * 4].view(np.uint64), (1, NC, 4))
+    i4 = _as_shape(buf[h[1] : h[1] + 8 * NI * 4].view(np.int64), (1, NI, 4))
+    w = _as_shape(buf[h[2] : h[2] + 8 * NW].view(np.uint64), (NW, 1))
+    sc = _as_shape(buf[h[3] : h[3] + 8 * NS].view(np.int64), (NS, 1))
     hb = buf[h[4] : h[4] + 1].view(np.bool_)
-    scores = buf[h[5] : h[5] + 32].view(np.int64).reshape((1, 4))
+    scores = _as_shape(buf[h[H_SCORES] : h[H_SCORES] + 32].view(np.int64), (1, 4))
     kint = _table(buf, h, 0)
     kcard = _table(buf, h, 1).view(np.uint64)
     kpts, pos, fpts, decl = _table(buf, h, 2), _table(buf, h, 3), _table(buf, h, 4), _table(buf, h, 5)
     flags = _table(buf, h, 6)[0]
-    words = buf[h[H_WORDS] : h[H_WORDS] + 8 * NUM_WORDS].view(np.uint64).reshape((1, NUM_WORDS))
+    words = _as_shape(buf[h[H_WORDS] : h[H_WORDS] + 8 * NUM_WORDS].view(np.uint64), (1, NUM_WORDS))
     legal = buf[h[H_LEGAL] : h[H_LEGAL] + 16].view(np.uint64)
     return (c4, i4, w, sc, hb, scores), (kint, kcard, kpts, pos, fpts, decl, flags), words, legal
 
@@ -807,9 +836,9 @@ def _emit(st: Blocks, tb: Blocks, words: np.ndarray, legal: np.ndarray, row: np.
         return -1
     low, high = legal[:1], legal[1:]
     _legal_game(st, tb, 0, low, high)
-    _mask_row(low, high, 0, True, mask.reshape((1, NUM_ACTIONS)))
+    _mask_row(low, high, 0, True, _as_shape(mask, (1, NUM_ACTIONS)))
     s = st[3][TO_MOVE, 0]
-    _obs_row(st, tb, 0, s, words, row.reshape((1, OBS_SIZE)))
+    _obs_row(st, tb, 0, s, words, _as_shape(row, (1, OBS_SIZE)))
     return s
 
 
@@ -844,7 +873,7 @@ def mirror_step(buf: np.ndarray, row: np.ndarray, mask: np.ndarray, a: int) -> i
 def mirror_observe(buf: np.ndarray, row: np.ndarray, s: int) -> None:
     """``row``: the observation of seat ``s``."""
     st, tb, words, _ = _views(buf)
-    _obs_row(st, tb, 0, s, words, row.reshape((1, OBS_SIZE)))
+    _obs_row(st, tb, 0, s, words, _as_shape(row, (1, OBS_SIZE)))
 
 
 class NumbaBackend:

@@ -21,6 +21,7 @@ from ..observation import OBS_SIZE, names_bits
 from ..rules import Rules
 from .encode import NUM_WORDS
 from .jit import (
+    H_SCORES,
     H_SHAPE,
     H_TABLES,
     HEADER,
@@ -71,6 +72,9 @@ class Mirror:
         self.other = np.zeros(OBS_SIZE, np.float32)
         self.mask = np.zeros(NUM_ACTIONS, np.int8)
         self._init = np.zeros(len(INIT_FIELDS), I64)
+        #: the deal's scores (int64 [4], contract + doubling settlement, R8.1), valid once it is over (seat -1)
+        self.scores = self._buf[self._buf[: 8 * HEADER].view(I64)[H_SCORES] :][:32].view(I64)
+        self._starts: dict[tuple[int, str | None], np.ndarray] = {}  # (declarer, contract) -> set-up vector
         self.seat = -1
         self.steps = 0
         mirror_step(self._buf, self.row, self.mask, -1)  # load (or compile) the kernels now, not in the first deal
@@ -93,6 +97,23 @@ class Mirror:
                          deal.playable)  # fmt: skip
         self.seat = mirror_load(self._buf, self._init, self.row, self.mask)
         self.steps = 0
+
+    def start(self, hands: list[int], declarer: int, contract: str | None) -> Deal | None:
+        """Copy the fresh deal ``Deal.from_hands(hands, declarer, contract, rules)`` (``hands``: a valid card
+        mask per seat) without building it where possible: apart from the hands, a fresh deal's set-up
+        (phase, seat on move, contract, Fantan's playable cards, ...: R2.3, R3, R6.1, R7.1) depends only on
+        the declarer and the contract, so it is learnt from the first such deal. Returns the ``Deal`` when it
+        had to build one (then still fresh), else None."""
+        init = self._starts.get((declarer, contract))
+        if init is None:
+            deal = Deal.from_hands(hands, declarer, contract, self.tables.rules)
+            self.load(deal)
+            self._starts[(declarer, contract)] = self._init.copy()
+            return deal
+        init[0], init[1], init[2], init[3] = hands
+        self.seat = mirror_load(self._buf, init, self.row, self.mask)
+        self.steps = 0
+        return None
 
     def step(self, action: int) -> int:
         """Apply ``action``; the seat now on move (-1: over; -2: ``action`` is illegal, nothing changed)."""
