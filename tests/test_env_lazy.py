@@ -206,7 +206,7 @@ def test_agent_iter_as_pettingzoo():
     included, and each ``iter()`` starts afresh."""
     for max_iter in (2**63, 7):
         seqs = []
-        for it in (lambda e: e.agent_iter(max_iter), lambda e: AECIterable(e, max_iter)):
+        for it in (lambda e, n=max_iter: e.agent_iter(n), lambda e, n=max_iter: AECIterable(e, n)):
             e = barbu_env.raw_env(mode="deal", contract="no_king")
             e.reset(seed=4)
             seq = []
