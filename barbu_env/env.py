@@ -50,13 +50,17 @@ out are never modified afterwards by the env.
 
 Speed: in deal mode of classic Barbu (the rules :func:`barbu_env.vector.check_rules` accepts) with numba
 installed (``pip install barbu_env[fast]``), a compiled copy of the deal (:class:`~barbu_env.vector.single.Mirror`)
-follows each action and writes the observation and mask of the seat on move in the same call; observations
-are copies of its buffers. The ``Deal`` stays the state of record (rewards, ``deal``, rendering, legality):
-the copy only serves observations, and is dropped for the rest of a deal that changes outside ``step``
-(or by an R8.2 renege). Otherwise the classic observations are the rows of one
+is the state of record: ``reset`` loads it (without building a ``Deal`` once the set-up of that declarer and
+contract is known), ``step`` applies the action to it alone and it writes the observation and mask of the seat
+on move in the same call; observations are copies of its buffers and the rewards its scores (contract +
+settlement, R8.1). The ``Deal`` is rebuilt from the actions when something reads it (``deal``, ``render``,
+``information_state``, an illegal action or no action id, ``render_mode="human"``); from then to the end of that
+deal it is the state of record again and the copy follows each action (dropped if the deal changes outside
+``step`` or by an R8.2 renege). Otherwise the classic observations are the rows of one
 :class:`~barbu_env.obs_state.SeatObservations`, kept in step with the engine by rewriting only the entries
 that changed (each equals ``encode``; copies are handed out), and the mask is built once per decision
-(cached by legal-action set, copies handed out). :func:`env`'s wrappers find the AEC attributes in their
+(cached by legal-action set, copies handed out). ``agent_iter`` is PettingZoo's, its iterator a generator.
+:func:`env`'s wrappers find the AEC attributes in their
 own dicts (see :func:`env`).
 """
 
@@ -328,7 +332,7 @@ class raw_env(AECEnv):
         and ``step`` move only the compiled copy (:class:`~barbu_env.vector.single.Mirror`: the same rules,
         R3-R9, and scores, R8.1) and record the actions; ``_lazy`` holds the fresh deal's ``(Deal or None,
         hands, declarer, contract)``. The first read of the deal (``deal``, ``render``, ``information_state``,
-        an illegal or non-int action, ...) rebuilds it here by replaying the actions on the fresh deal; the
+        an illegal action or no action id, ...) rebuilds it here by replaying the actions on the fresh deal; the
         copy then follows it as before (``_fast_deal``) until the next reset."""
         fresh, hands, declarer, contract = self._lazy
         self._lazy = None
@@ -608,9 +612,9 @@ class raw_env(AECEnv):
     def _end_copied_deal(self) -> None:
         """:meth:`_end_deal` of deal mode for the compiled copy: its scores (contract + settlement, R8.1)."""
         scale = self.reward_scale * self._score_sign
-        rewards, cum, scores = self.rewards, self._cumulative_rewards, self._fast.scores
+        rewards, cum, scores = self.rewards, self._cumulative_rewards, self._fast.scores.tolist()
         for s, ag in enumerate(self._agent_names):
-            r = int(scores[s]) * scale
+            r = scores[s] * scale
             rewards[ag] = r
             cum[ag] += r
         self._rewards_dirty = True

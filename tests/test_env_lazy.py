@@ -241,3 +241,29 @@ def test_mirror_start_learns_the_set_up():
             b.load(Deal.from_hands(hands, declarer, contract, rules))
             assert a.seat == b.seat and a.steps == b.steps == 0
             assert a.row.tobytes() == b.row.tobytes() and a.mask.tobytes() == b.mask.tobytes()
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copies_mid_deal_keep_their_own_copy(how, monkeypatch):
+    """A deepcopy or pickle of the env mid-deal (the copy the state of record) plays on by itself: the same
+    rewards and rebuilt deal as the Python path, the original untouched."""
+    import copy
+    import pickle
+
+    e = barbu_env.raw_env(mode="deal", contract="no_hearts")
+    slow = _python_env(monkeypatch, contract="no_hearts")
+    e.reset(seed=6)
+    slow.reset(seed=6)
+    for _ in range(10):
+        a = int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0])
+        e.step(a)
+        slow.step(a)
+    c = copy.deepcopy(e) if how == "deepcopy" else pickle.loads(pickle.dumps(e))
+    assert c._lazy is not None and c._mbuf is c._fast._buf and c._mbuf is not e._mbuf
+    while not c.terminations[c.agent_selection]:
+        a = int(np.flatnonzero(c.observe(c.agent_selection)["action_mask"])[-1])
+        c.step(a)
+        slow.step(a)
+    assert c._lazy is not None and c.rewards == slow.rewards and any(c.rewards.values())
+    _same_deal(c.deal, slow.deal)
+    assert e._lazy is not None and len(e.deal.history) == 10

@@ -72,8 +72,7 @@ class Mirror:
         self.other = np.zeros(OBS_SIZE, np.float32)
         self.mask = np.zeros(NUM_ACTIONS, np.int8)
         self._init = np.zeros(len(INIT_FIELDS), I64)
-        #: the deal's scores (int64 [4], contract + doubling settlement, R8.1), valid once it is over (seat -1)
-        self.scores = self._buf[self._buf[: 8 * HEADER].view(I64)[H_SCORES] :][:32].view(I64)
+        self._scores_at = int(self._buf[: 8 * HEADER].view(I64)[H_SCORES])
         self._starts: dict[tuple[int, str | None], np.ndarray] = {}  # (declarer, contract) -> set-up vector
         self.seat = -1
         self.steps = 0
@@ -114,6 +113,12 @@ class Mirror:
         self.seat = mirror_load(self._buf, init, self.row, self.mask)
         self.steps = 0
         return None
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The deal's scores (a fresh int64 [4]: contract + doubling settlement, R8.1), valid once it is over
+        (:attr:`seat` -1). (Not a stored view: a copy or pickle of the mirror would not share the buffer.)"""
+        return self._buf[self._scores_at : self._scores_at + 32].view(I64).copy()
 
     def step(self, action: int) -> int:
         """Apply ``action``; the seat now on move (-1: over; -2: ``action`` is illegal, nothing changed)."""
