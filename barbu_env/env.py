@@ -105,7 +105,16 @@ _DECLARE = int(Phase.DECLARE)
 _MASKS: dict[int | tuple[int, ...], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
 _NO_MASK = np.zeros(NUM_ACTIONS, np.int8)  # the mask of agents not on move (copied: a copy is cheaper than zeros)
-_mirror_step: Any = None  # vector.jit.mirror_step, set when the first mirror is built (numba imported then)
+
+
+def _mirror_step(*args: Any) -> int:
+    """``vector.jit.mirror_step``: the first call imports it (numba) and puts it in this name's place, so an env
+    unpickled in a fresh process steps too."""
+    global _mirror_step
+    from .vector.jit import mirror_step
+
+    _mirror_step = mirror_step
+    return mirror_step(*args)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -168,10 +177,6 @@ def _mirror(rules: Rules) -> Any:
         return None
     from .vector.single import Mirror  # imports numba
 
-    global _mirror_step
-    from .vector.jit import mirror_step
-
-    _mirror_step = mirror_step
     return Mirror(rules)
 
 

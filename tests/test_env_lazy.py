@@ -267,3 +267,34 @@ def test_copies_mid_deal_keep_their_own_copy(how, monkeypatch):
     assert c._lazy is not None and c.rewards == slow.rewards and any(c.rewards.values())
     _same_deal(c.deal, slow.deal)
     assert e._lazy is not None and len(e.deal.history) == 10
+
+
+
+def _finish(e) -> list[float]:
+    """Play the rest of the deal with each seat's first legal action; the rewards of its last step."""
+    while not all(e.terminations.values()):
+        e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[0]))
+    return [e.rewards[a] for a in e.possible_agents]
+
+
+def test_unpickled_in_a_fresh_process_steps(tmp_path):
+    """An env pickled mid-deal (the compiled copy as the state of record) steps in a new process, where the
+    mirror's kernel has not been looked up yet, and ends the deal with the same rewards (R8.1)."""
+    import ast
+    import inspect
+    import pickle
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba")
+    e = barbu_env.raw_env(mode="deal", contract="no_queens")
+    e.reset(seed=3)
+    for _ in range(9):
+        e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[-1]))
+    assert e._lazy is not None
+    path = tmp_path / "env.pkl"
+    path.write_bytes(pickle.dumps(e))
+    code = (f"import pickle, numpy as np\n{inspect.getsource(_finish)}\n"
+            f"e = pickle.loads(open({str(path)!r}, 'rb').read())\nprint(repr(_finish(e)), e._lazy is not None)\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert ast.literal_eval(" ".join(out[:-1])) == _finish(e) and out[-1] == "True"
