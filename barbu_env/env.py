@@ -305,12 +305,11 @@ class raw_env(AECEnv):
         # SeatObservations serves the rest of that deal)
         self._fast: Any = _mirror(self.rules) if mode == "deal" else None
         self._fast_deal: Deal | None = None
-        # while the copy is the state of record (_lazy set): its buffer, row and mask, the actions since reset and
-        # the seat on move (-1 once over)
+        # while the copy is the state of record (_lazy set): its buffer, row and mask (looked up once, for the
+        # hot path) and the actions since reset
         if self._fast is not None:
             self._mbuf, self._mrow, self._mmask = self._fast._buf, self._fast.row, self._fast.mask
         self._hist: list[int] = []
-        self._mseat = -1
 
     # ----------------------------------------------------------------- PettingZoo API
     def observation_space(self, agent: str) -> spaces.Space:
@@ -345,8 +344,7 @@ class raw_env(AECEnv):
         for a in self._hist:
             deal.apply(a)
         self._deal_obj = deal
-        fast = self._fast
-        fast.steps, fast.seat = len(self._hist), self._mseat
+        self._fast.steps = len(self._hist)
         self._fast_deal = deal
         self._version += 1
         self._mask = None
@@ -386,23 +384,22 @@ class raw_env(AECEnv):
         # mirror into the wrappers of env(); into the OrderEnforcingWrapper only once it has been reset
         self._mirrors = tuple(w for w in self._wrappers if w.__dict__.get("_has_reset", True))
         fast = self._fast
-        if self.mode == "deal" and fast is not None:  # the compiled copy is the state of record (_materialise)
+        if self.mode == "deal":
             self.match = None
-            if hands is None:
+            drawn = hands is None
+            if drawn:
                 hands = deal_hands(self._rng, self.rules)
-                fresh = fast.start(hands, seat, contract)
-            else:
-                fresh = Deal.from_hands(hands, seat, contract, self.rules)
-                fast.load(fresh)
-            self._deal_obj = self._fast_deal = None
-            self._lazy = (fresh, hands, seat, contract)
-            self._hist = []
-            self._mseat = fast.seat
-        elif self.mode == "deal":
-            self.match = None
-            if hands is None:
-                hands = deal_hands(self._rng, self.rules)
-            self._deal = Deal.from_hands(hands, seat, contract, self.rules)
+            if fast is None:
+                self._deal = Deal.from_hands(hands, seat, contract, self.rules)
+            else:  # the compiled copy is the state of record (_materialise)
+                if drawn:  # valid hands: the set-up may come from an earlier deal
+                    fresh = fast.start(hands, seat, contract)
+                else:  # the user's hands: Deal.from_hands checks them
+                    fresh = Deal.from_hands(hands, seat, contract, self.rules)
+                    fast.load(fresh)
+                self._deal_obj = self._fast_deal = None
+                self._lazy = (fresh, hands, seat, contract)
+                self._hist = []
         else:
             self.match = Match(self.rules, self._rng, seat, hands, contract)
             self._deal = None
@@ -421,7 +418,7 @@ class raw_env(AECEnv):
         else:
             self._version += 1
             self._mask = None
-            self._select(self._agent_names[self._mseat])
+            self._select(self._agent_names[fast.seat])
 
     def _check_contract(self, contract: Any) -> None:
         """ValueError unless ``contract`` is a contract text played under the rules (R3, R4, R9, R10)."""
@@ -440,15 +437,10 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         if self._lazy is not None:  # the compiled copy is the state of record
-            if seat == self._mseat and not self._m_terminations.get(agent, True):
-                return {"observation": self._mrow.copy(), "action_mask": self._mmask.copy()}
-            return {"observation": self._fast.observe(seat).copy(), "action_mask": _NO_MASK.copy()}
+            return self._copied_observation(agent, seat)
         deal = self.match.deal if self.match is not None else self._deal
-        fast = self._fast
-        if deal is self._fast_deal and len(deal.history) == fast.steps:  # the compiled copy follows this deal
-            if seat == fast.seat and not self._m_terminations.get(agent, True):
-                return {"observation": fast.row.copy(), "action_mask": fast.mask.copy()}
-            return {"observation": fast.observe(seat).copy(), "action_mask": _NO_MASK.copy()}
+        if deal is self._fast_deal and len(deal.history) == self._fast.steps:  # the compiled copy follows this deal
+            return self._copied_observation(agent, seat)
         views = self._views
         if views is not None:
             o = views.observe(deal, seat, self.match)  # a fresh array
@@ -465,6 +457,14 @@ class raw_env(AECEnv):
             return {"observation": o, "action_mask": m.copy()}  # the cached mask is never handed out
         return {"observation": o, "action_mask": _NO_MASK.copy()}
 
+    def _copied_observation(self, agent: str, seat: int) -> dict[str, np.ndarray]:
+        """:meth:`observe` from the compiled copy: copies of its row and mask for the seat on move, else the
+        seat's row (written on demand) and a zero mask."""
+        fast = self._fast
+        if seat == fast.seat and not self._m_terminations.get(agent, True):
+            return {"observation": fast.row.copy(), "action_mask": fast.mask.copy()}
+        return {"observation": fast.observe(seat).copy(), "action_mask": _NO_MASK.copy()}
+
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last`` without the property lookups (observation, cumulative reward, terminated,
         truncated, info of ``agent_selection``)."""
@@ -472,7 +472,7 @@ class raw_env(AECEnv):
         term = self._m_terminations[agent]
         if not observe:
             obs = None
-        elif self._lazy is not None and not term and self.agent_name_mapping[agent] == self._mseat:
+        elif self._lazy is not None and not term and self.agent_name_mapping[agent] == self._fast.seat:
             obs = {"observation": self._mrow.copy(), "action_mask": self._mmask.copy()}  # observe(), inlined
         else:
             obs = self.observe(agent)
@@ -533,18 +533,13 @@ class raw_env(AECEnv):
                 # (no agent is dead and no reward is pending before the deal ends: deal mode credits the scores
                 # at its end, which terminates every agent)
                 s = _mirror_step(self._mbuf, self._mrow, self._mmask, a)
-                if s >= 0:
+                if s != -2:  # legal: s is the seat now on move, -1 once the deal is over
                     self._hist.append(a)
-                    self._mseat = s
-                    if self._mirrors:
-                        self.agent_selection = self._agent_names[s]
+                    self._fast.seat = s
+                    if s >= 0:
+                        self._select(self._agent_names[s])
                     else:
-                        self.__dict__["_m_agent_selection"] = self._agent_names[s]
-                    return
-                if s == -1:
-                    self._hist.append(a)
-                    self._mseat = -1
-                    self._end_copied_deal()
+                        self._end_copied_deal()
                     return
             # an illegal action, a dead agent's step or no action id: below, with the Deal rebuilt where it is read
         agent = self._m_agent_selection
@@ -616,27 +611,25 @@ class raw_env(AECEnv):
 
     def _end_copied_deal(self) -> None:
         """:meth:`_end_deal` of deal mode for the compiled copy: its scores (contract + settlement, R8.1)."""
-        scale = self.reward_scale * self._score_sign
-        rewards, cum, scores = self.rewards, self._cumulative_rewards, self._fast.scores.tolist()
-        for s, ag in enumerate(self._agent_names):
-            r = scores[s] * scale
-            rewards[ag] = r
-            cum[ag] += r
-        self._rewards_dirty = True
+        self._credit(self._fast.scores.tolist())
         for ag in self._agent_names:
             self.terminations[ag] = True
         self._version += 1
         self._mask = None
 
-    def _end_deal(self, deal: Deal) -> None:
-        """Credit the finished deal's scores; start the next deal or terminate the episode."""
+    def _credit(self, scores: list[int]) -> None:
+        """Each seat's reward (and cumulative reward): its deal score (R8.1) times ``reward_scale``."""
         scale = self.reward_scale * self._score_sign  # R11: King's reward is the negated score
         rewards, cum = self.rewards, self._cumulative_rewards
         for s, ag in enumerate(self._agent_names):
-            r = deal.scores[s] * scale
+            r = scores[s] * scale
             rewards[ag] = r
             cum[ag] += r
         self._rewards_dirty = True
+
+    def _end_deal(self, deal: Deal) -> None:
+        """Credit the finished deal's scores; start the next deal or terminate the episode."""
+        self._credit(deal.scores)
         match = self.match
         if match is not None:
             if match.deal is deal:  # Deal.renege leaves the match waiting for end_deal (R8.2)

@@ -94,7 +94,10 @@ class Mirror:
         self._init[:] = (h[0], h[1], h[2], h[3], deal.phase, deal.to_move, deal.declarer, deal.leader, k,
                          deal.trump, deal.fantan_rank, deal.must_double, decl, names_bits(deal.available),
                          deal.playable)  # fmt: skip
-        self.seat = mirror_load(self._buf, self._init, self.row, self.mask)
+        self._load(self._init)
+
+    def _load(self, init: np.ndarray) -> None:
+        self.seat = mirror_load(self._buf, init, self.row, self.mask)
         self.steps = 0
 
     def start(self, hands: list[int], declarer: int, contract: str | None) -> Deal | None:
@@ -110,8 +113,7 @@ class Mirror:
             self._starts[(declarer, contract)] = self._init.copy()
             return deal
         init[0], init[1], init[2], init[3] = hands
-        self.seat = mirror_load(self._buf, init, self.row, self.mask)
-        self.steps = 0
+        self._load(init)
         return None
 
     @property
