@@ -185,7 +185,8 @@ class VectorDeals:
         g = np.asarray(games, np.int64).reshape(-1)
         if (g.size and ((g < 0) | (g >= self.batch)).any()) or np.unique(g).size != g.size:
             raise ValueError(f"bad games {games!r}: expected distinct indices in 0..{self.batch - 1}")
-        h, d = self._deal(g)  # the stream's next deals and declarers
+        if hands is None or declarer is None:  # the stream's next deals (hands and declarers)
+            h, d = self._deal(g)
         if hands is not None:
             h = self._hand_masks(hands)
         if h.shape[0] != g.shape[0]:
