@@ -13,7 +13,7 @@ from ..actions import action_id, action_name
 from ..engine import Deal
 from ..env import env as make_env
 from ..records import GameRecord, RecordingEnv
-from .view import seat_view
+from .view import legal_names, seat_view
 
 #: The player name a record gives the human seat.
 HUMAN = "human"
@@ -47,7 +47,7 @@ def agent_specs(specs: Sequence[str], seat: int, players: int) -> list[str]:
         specs = specs * (players - 1)
     if len(specs) != players - 1:
         raise ValueError(f"give one agent spec for all other seats or one per other seat ({players - 1}), got {specs}")
-    return specs[:seat] + [HUMAN] + specs[seat:]
+    return [*specs[:seat], HUMAN, *specs[seat:]]
 
 
 class Game:
@@ -108,7 +108,7 @@ class Game:
 
     def legal(self) -> list[str]:
         """The human's legal action names (empty when not on move)."""
-        return [action_name(a) for a in self.raw.deal.legal_actions()] if self.human_to_move() else []
+        return legal_names(self.raw.deal) if self.human_to_move() else []
 
     # ------------------------------------------------------------------ moves
     def _step(self, action: int) -> Event:

@@ -208,7 +208,7 @@ def create_app(records_dir: str | Path = "barbu_games") -> Starlette:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="barbu-serve", description="A web table: play Barbu against agents, replay records.")
+    p = argparse.ArgumentParser(prog="barbu-serve", description="A web table: play against agents, replay records.")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--records", default="barbu_games", help="folder of saved records (default barbu_games)")

@@ -62,7 +62,8 @@ def table_of(view: dict[str, Any], game: Game) -> Table:
         t.add_column("total", justify="right")
     for s in range(view["players"]):
         mark = "▶ " if s == view["to_move"] else "  "
-        row = [mark + seat_name(s, game), str(view["hand_sizes"][s]), str(view["tricks_won"][s]), f"{view['points'][s]:+d}"]
+        row = [mark + seat_name(s, game), str(view["hand_sizes"][s]), str(view["tricks_won"][s])]
+        row.append(f"{view['points'][s]:+d}")
         if view["phase"] == "fantan":
             row.append(str(view["passes"][s]))
         if match is not None:
@@ -146,12 +147,17 @@ def run(game: Game, lines: TextIO, console: Console, save: Path | None) -> Path 
             console.print("\n(end of input)")
             break
         line = line.strip()
-        console.print(line, highlight=False)
+        if not lines.isatty():
+            console.print(line, highlight=False)  # a scripted move, shown as if typed
         if line.lower() in ("q", "quit"):
             break
         if line.lower() in ("h", "hint"):
             hint = game.hint()
-            console.print(f"hint ({game.hinter.spec}): {hint}" if hint else "no hint: start with --hint SPEC")
+            if hint is None:
+                console.print("no hint: start barbu-play with --hint SPEC (e.g. --hint pimc)")
+            else:
+                number = game.legal().index(hint) + 1
+                console.print(Text(f"hint ({game.hinter.spec}): {number}) ").append(action_text(hint)))
             continue
         if line in ("", "?", "help"):
             console.print(HELP)

@@ -11,16 +11,27 @@ from __future__ import annotations
 from typing import Any
 
 from ..actions import action_name
-from ..cards import SPADES, SUIT_MASK, cards_of, format_card
+from ..cards import NUM_CARDS, format_card, format_mask
 from ..engine import Deal, Match, Phase
-
-#: Suits in display order (spades, hearts, clubs, diamonds: the colours alternate).
-SUIT_ORDER = (SPADES, 2, 0, 1)
 
 
 def sorted_cards(mask: int) -> list[str]:
-    """The cards of a mask by suit (spades, hearts, clubs, diamonds), high to low in each."""
-    return [format_card(c) for s in SUIT_ORDER for c in reversed(cards_of(mask & SUIT_MASK[s]))]
+    """The cards of a mask by suit (spades, hearts, diamonds, clubs), high to low in each (as in records)."""
+    return format_mask(mask).split() if mask else []
+
+
+def legal_names(deal: Deal) -> list[str]:
+    """The legal actions of the seat on move by name: its cards in hand order (:func:`sorted_cards`), then
+    the other actions (pass, declarations, doubles) in id order."""
+    legal = deal.legal_actions()
+    cards = sorted_cards(sum(1 << a for a in legal if a < NUM_CARDS))
+    return cards + [action_name(a) for a in legal if a >= NUM_CARDS]
+
+
+def _run(deal: Deal, suit: int) -> list[str] | None:
+    """The Fantan layout's run in ``suit`` as ``[lowest, highest]`` (R7.2), None before its first card."""
+    lo, hi = deal.fantan_lo[suit], deal.fantan_hi[suit]
+    return None if lo < 0 else [format_card(13 * suit + lo), format_card(13 * suit + hi)]
 
 
 def _trick(leader: int, cards: list[int] | tuple[int, ...], n: int) -> list[list[Any]]:
@@ -46,11 +57,7 @@ def public_view(deal: Deal, match: Match | None) -> dict[str, Any]:
         "tricks_won": list(deal.tricks_won),
         "points": list(deal.points),
         "passes": list(deal.passes),
-        "layout": [
-            [format_card(13 * s + deal.fantan_lo[s]), format_card(13 * s + deal.fantan_hi[s])]
-            if deal.fantan_lo[s] >= 0 else None
-            for s in range(4)
-        ],  # fmt: skip
+        "layout": [_run(deal, s) for s in range(4)],
         "finished": list(deal.finished),
         "scores": list(deal.scores) if deal.is_over else None,
         "king": deal.rules.king,
@@ -62,7 +69,9 @@ def public_view(deal: Deal, match: Match | None) -> dict[str, Any]:
             "num_deals": match.num_deals,
             "totals": list(match.totals),
             "winners": match.winners,
-            "deals": [{"declarer": r.declarer, "contract": r.contract, "scores": list(r.scores)} for r in match.records],
+            "deals": [
+                {"declarer": r.declarer, "contract": r.contract, "scores": list(r.scores)} for r in match.records
+            ],
         }
     return view
 
@@ -72,7 +81,7 @@ def seat_view(deal: Deal, match: Match | None, seat: int) -> dict[str, Any]:
     view = public_view(deal, match)
     view["seat"] = seat
     view["hand"] = sorted_cards(deal.hands[seat])
-    view["legal"] = [action_name(a) for a in deal.legal_actions()] if deal.current_player == seat else []
+    view["legal"] = legal_names(deal) if deal.current_player == seat else []
     return view
 
 
@@ -80,5 +89,5 @@ def full_view(deal: Deal, match: Match | None) -> dict[str, Any]:
     """The public view with every seat's hand (``hands``) and the legal actions of the seat on move."""
     view = public_view(deal, match)
     view["hands"] = [sorted_cards(h) for h in deal.hands]
-    view["legal"] = [action_name(a) for a in deal.legal_actions()]
+    view["legal"] = legal_names(deal) if not deal.is_over else []
     return view
