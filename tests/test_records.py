@@ -164,3 +164,16 @@ def test_from_dict_is_parse_only(deal_record: dict) -> None:
     rec = GameRecord.from_dict(data)
     with pytest.raises(RecordError, match="engine scores"):
         verify(rec)
+
+
+def test_import_needs_no_front_end_package() -> None:
+    """``import barbu_env`` and the records module import none of the play extra's packages."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, barbu_env, barbu_env.records, barbu_env.play.game; "
+        "print([m for m in ('rich', 'starlette', 'uvicorn', 'httpx', 'playwright') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
