@@ -16,7 +16,7 @@ pytest.importorskip("rich", reason="barbu-play needs rich: pip install -e '.[pla
 from rich.console import Console
 
 from barbu_env.play.game import Game, IllegalMove, agent_specs
-from barbu_env.play.terminal import main, parse_move
+from barbu_env.play.terminal import action_text, main, parse_move
 from barbu_env.records import load
 
 
@@ -115,6 +115,13 @@ def test_game_checks_moves() -> None:
     with pytest.raises(ValueError, match="one per other seat"):
         agent_specs(["random", "random"], 0, 4)
     assert agent_specs(["a", "b", "c"], 2, 4) == ["a", "b", "human", "c"]
+
+
+def test_double_names_its_seats() -> None:
+    """R1.3 / R6: a double's targets are relative to the doubling seat (left = seat + 1)."""
+    assert action_text("double:left+right", 2).plain == "double:left+right (P3 P1)"
+    assert action_text("double:none", 2).plain == "double:none"
+    assert action_text("TH").plain == "10♥"
 
 
 def test_parse_move() -> None:

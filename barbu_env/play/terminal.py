@@ -37,10 +37,17 @@ def card_text(card: str) -> Text:
     return Text(card[:-1].replace("T", "10") + symbol, style=style)
 
 
-def action_text(name: str) -> Text:
-    """An action name for display: cards with their suit symbol, other actions as named."""
+RELATIVE = ("left", "across", "right")  # R1.3: seat + 1, + 2, + 3
+
+
+def action_text(name: str, seat: int | None = None, players: int = 4) -> Text:
+    """An action name for display: cards with their suit symbol; a double by ``seat`` with the seats it
+    doubles (``double:left (P1)``, R6); other actions as named."""
     if len(name) == 2 and name[-1] in SYMBOLS:
         return card_text(name)
+    if seat is not None and name.startswith("double:") and name != "double:none":
+        targets = [f"P{(seat + 1 + RELATIVE.index(r)) % players}" for r in name[7:].split("+")]
+        return Text(f"{name} ({' '.join(targets)})")
     return Text(name)
 
 
@@ -96,17 +103,18 @@ def render(view: dict[str, Any], game: Game) -> list[Any]:
     out.append(table_of(view, game))
     out.append(Text("your hand: ").append(_join([card_text(c) for c in view["hand"]]) if view["hand"] else Text("-")))
     if view["legal"]:
-        out.append(choices(view["legal"]))
+        out.append(choices(view["legal"], view["seat"]))
     return out
 
 
-def choices(legal: list[str]) -> Columns:
-    """The legal actions, numbered from 1, in columns."""
-    return Columns([Text(f"{i:>2}) ").append(action_text(a)) for i, a in enumerate(legal, 1)], padding=(0, 3))
+def choices(legal: list[str], seat: int) -> Columns:
+    """The legal actions of ``seat``, numbered from 1, in columns."""
+    items = [Text(f"{i:>2}) ").append(action_text(a, seat)) for i, a in enumerate(legal, 1)]
+    return Columns(items, padding=(0, 3))
 
 
 def describe(seat: int, action: str, game: Game) -> Text:
-    return Text(f"{seat_name(seat, game)}: ").append(action_text(action))
+    return Text(f"{seat_name(seat, game)}: ").append(action_text(action, seat))
 
 
 def deal_summary(view: dict[str, Any], game: Game) -> Text:
@@ -157,7 +165,7 @@ def run(game: Game, lines: TextIO, console: Console, save: Path | None) -> Path 
                 console.print("no hint: start barbu-play with --hint SPEC (e.g. --hint pimc)")
             else:
                 number = game.legal().index(hint) + 1
-                console.print(Text(f"hint ({game.hinter.spec}): {number}) ").append(action_text(hint)))
+                console.print(Text(f"hint ({game.hinter.spec}): {number}) ").append(action_text(hint, game.seat)))
             continue
         if line in ("", "?", "help"):
             console.print(HELP)
@@ -168,7 +176,7 @@ def run(game: Game, lines: TextIO, console: Console, save: Path | None) -> Path 
         except IllegalMove as e:
             console.print(Text(e.reason, style="yellow"))
             console.print("legal choices:")
-            console.print(choices(legal))
+            console.print(choices(legal, game.seat))
     rec = game.record
     if rec.finished and rec.kind == "match":
         winners = ", ".join(seat_name(s, game) for s in rec.winners)

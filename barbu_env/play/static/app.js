@@ -40,11 +40,16 @@ function seatLabel(s, players, seat) {
   return s === seat ? "You (P" + s + ")" : "P" + s + " " + players[s];
 }
 
-function actionLabel(name) {
+const RELATIVE = ["left", "across", "right"]; // R1.3: seat + 1, + 2, + 3
+
+function actionLabel(name, seat, n) {
   if (name.startsWith("declare:")) return "Declare " + name.slice(8).replace(":", " ");
-  if (name.startsWith("double:")) return name === "double:none" ? "No double" : "Double " + name.slice(7).replaceAll("+", " + ");
+  if (name === "double:none") return "No double";
+  if (name.startsWith("double:")) {
+    return "Double " + name.slice(7).split("+").map((r) => r + " (P" + (seat + 1 + RELATIVE.indexOf(r)) % n + ")").join(" + ");
+  }
   if (name === "pass") return "Pass";
-  return name;
+  return name[0].replace("T", "10") + SUITS[name[1]][0]; // a card
 }
 
 function infoText(view, players, seat) {
@@ -56,17 +61,18 @@ function infoText(view, players, seat) {
   return parts.join(" · ");
 }
 
-function drawSeats(container, view, players, seat, hands) {
+// seat: the human's seat (-1 in a replay); bottom: the seat drawn at the bottom of the table
+function drawSeats(container, view, players, seat, hands, bottom = seat) {
   container.innerHTML = "";
   const pos = positions(view.players);
   for (let s = 0; s < view.players; s++) {
-    const rel = (s - seat + view.players) % view.players;
+    const rel = (s - bottom + view.players) % view.players;
     const el = document.createElement("div");
     el.className = "seat pos-" + pos[rel] + (s === view.to_move ? " on-move" : "");
     el.dataset.seat = s;
     const total = view.match ? " · total " + view.match.totals[s] : "";
     el.innerHTML = '<div class="name"></div><div class="counts"></div>';
-    el.querySelector(".name").textContent = seatLabel(s, players, seat);
+    el.querySelector(".name").textContent = seatLabel(s, players, seat) + (s === view.declarer ? " · declarer" : "");
     el.querySelector(".counts").textContent =
       view.hand_sizes[s] + " cards · " + view.tricks_won[s] + " tricks · " + view.points[s] + " pts" + total;
     if (hands) {
@@ -78,21 +84,26 @@ function drawSeats(container, view, players, seat, hands) {
   }
 }
 
-function drawTrick(container, view, seat) {
+function drawTrick(container, view, bottom) {
   container.innerHTML = "";
   const pos = positions(view.players);
   const cards = view.trick.length ? view.trick : view.last_trick ? view.last_trick.cards : []; // a full trick stays shown
   for (const [s, c] of cards) {
     const el = cardEl(c);
-    el.classList.add("tc-" + pos[(s - seat + view.players) % view.players]);
+    el.classList.add("tc-" + pos[(s - bottom + view.players) % view.players]);
     container.appendChild(el);
   }
 }
 
 function drawLayout(container, view) {
   const runs = view.layout.filter(Boolean);
-  container.textContent = runs.length ? "Layout: " : "";
-  runs.forEach(([lo, hi]) => { container.appendChild(cardEl(lo)); container.append("…"); container.appendChild(cardEl(hi)); });
+  container.innerHTML = "";
+  runs.forEach(([lo, hi]) => {
+    const row = document.createElement("div");
+    row.appendChild(cardEl(lo));
+    if (hi !== lo) { row.append(" … "); row.appendChild(cardEl(hi)); }
+    container.appendChild(row);
+  });
 }
 
 function scoreTable(rows, players, seat, totals) {
@@ -136,7 +147,7 @@ function drawTable(view, interactive) {
   actions.innerHTML = "";
   legal.filter((a) => a.length !== 2).forEach((a) => {
     const b = document.createElement("button");
-    b.textContent = actionLabel(a);
+    b.textContent = actionLabel(a, seat, view.players);
     b.dataset.action = a;
     b.onclick = () => play(a);
     actions.appendChild(b);
@@ -166,7 +177,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function show(events, final, over) {
   setState("busy");
   for (const e of events) {
-    $("#message").textContent = seatLabel(e.seat, game.players, game.seat) + ": " + actionLabel(e.action);
+    $("#message").textContent = seatLabel(e.seat, game.players, game.seat) + ": " + actionLabel(e.action, e.seat, e.view.players);
     drawTable(e.view, false);
     if (DELAY) await sleep(e.view.scores ? DELAY * 3 : DELAY);
   }
@@ -225,11 +236,13 @@ function drawFrame() {
   const f = frames[frameNo];
   const v = f.view;
   const players = replayPlayers || v.hands.map((_, s) => "P" + s);
-  const who = f.step < 0 ? "start of deal " + (f.deal_no + 1) : "P" + f.seat + " " + actionLabel(f.action);
+  const who = f.step < 0 ? "start of deal " + (f.deal_no + 1) : "P" + f.seat + " " + actionLabel(f.action, f.seat, v.players);
   $("#position").textContent = "step " + frameNo + "/" + (frames.length - 1) + " · " + who;
   $("#replay-info").textContent = infoText({ ...v, match: null }, players, -1) + " · deal " + (f.deal_no + 1);
-  drawSeats($("#replay-hands"), v, players, 0, v.hands);
-  drawTrick($("#replay-trick"), v, 0);
+  const bottom = Math.max(0, players.indexOf("human"));
+  drawSeats($("#replay-hands"), v, players, -1, v.hands, bottom);
+  drawTrick($("#replay-trick"), v, bottom);
+  drawLayout($("#replay-layout"), v);
   const done = [];
   for (let k = 0; k <= frameNo; k++) if (frames[k].view.scores && (k + 1 === frames.length || frames[k + 1].deal_no !== frames[k].deal_no)) done.push({ contract: frames[k].view.contract, scores: frames[k].view.scores });
   const box = $("#replay-scores");
