@@ -110,8 +110,10 @@ class GameRecord:
         }  # fmt: skip
 
     def to_json(self) -> str:
-        """The record as JSON text, one deal per line block."""
-        return json.dumps(self.to_dict(), indent=1)
+        """The record as JSON text: the game's fields on the first line, then one line per deal."""
+        data = self.to_dict()
+        deals = data.pop("deals")
+        return json.dumps(data)[:-1] + ', "deals": [\n' + ",\n".join(json.dumps(d) for d in deals) + "\n]}"
 
     def save(self, path: str | Path) -> Path:
         """Write the record as JSON; returns the path."""
@@ -381,7 +383,7 @@ class RecordingEnv(BaseWrapper):
             raise ValueError(f"players must name {raw.num_players} seats, got {list(players)!r}")
         self.players = list(players) if players is not None else None
         self.record: GameRecord | None = None
-        self._deal_obj: Deal | None = None
+        self._recorded: Deal | None = None  # the engine deal the last DealLog follows
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self.env.reset(seed=seed, options=options)
@@ -392,7 +394,7 @@ class RecordingEnv(BaseWrapper):
 
     def _start_deal(self) -> None:
         deal = self.env.unwrapped.deal
-        self._deal_obj = deal
+        self._recorded = deal
         self.record.deals.append(DealLog(deal.declarer, hands_text(deal.hands), deal.contract_text))
 
     def step(self, action: Any) -> None:
@@ -402,7 +404,7 @@ class RecordingEnv(BaseWrapper):
             self.env.step(action)
             return
         seat = raw.agent_name_mapping[agent]
-        deal = self._deal_obj
+        deal = self._recorded
         name = action_name(int(action)) if action is not None else None
         self.env.step(action)  # raises on an illegal action (nothing recorded then)
         self.record.deals[-1].actions.append((seat, name))

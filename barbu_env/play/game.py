@@ -40,7 +40,7 @@ class Event:
 def agent_specs(specs: Sequence[str], seat: int, players: int) -> list[str]:
     """The players of each seat: ``human`` at ``seat``, the others from ``specs`` (one spec for all, or one
     per other seat in seat order)."""
-    if not 0 <= seat < players:
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < players:
         raise ValueError(f"bad seat {seat!r}: expected a seat 0..{players - 1}")
     specs = list(specs)
     if len(specs) == 1:
@@ -74,13 +74,12 @@ class Game:
         self.players = agent_specs(agents, seat, n)
         self.seat = seat
         self.human = env.possible_agents[seat]
-        base = 0 if seed is None else seed
         self.agents = {
-            name: agent_lib.make(spec, seed=base + s)
+            name: agent_lib.make(spec, seed=None if seed is None else seed + s)
             for s, (name, spec) in enumerate(zip(env.possible_agents, self.players))
             if s != seat
         }
-        self.hinter = agent_lib.make(hint, seed=base + 100) if hint is not None else None
+        self.hinter = None if hint is None else agent_lib.make(hint, seed=None if seed is None else seed + 100)
         self.env = RecordingEnv(env, self.players)
         self.env.reset(seed=seed)
 

@@ -36,6 +36,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..actions import action_name
 from ..agents import REGISTRY
 from ..records import GameRecord, RecordError, load, replay
 from ..rules import PRESETS
@@ -71,12 +72,12 @@ def replay_frames(record: GameRecord, source: str | None = None) -> list[dict[st
     frames = []
     totals = [0] * record.rules.players
     for st in replay(record, source):
-        view = full_view(st.deal, None)
-        if st.deal.is_over:
-            totals = [t + v for t, v in zip(totals, st.deal.scores)]
+        deal = st.deal
+        if deal.is_over and deal.scores is not None:
+            totals = [t + v for t, v in zip(totals, deal.scores)]
         frames.append({"deal_no": st.deal_no, "step": st.step, "seat": st.seat,
-                       "action": None if st.step < 0 else view["history"][-1][1], "view": view,
-                       "totals": list(totals)})  # fmt: skip
+                       "action": action_name(st.action) if st.step >= 0 else None, "view": full_view(deal, None),
+                       "totals": totals})  # fmt: skip
     return frames
 
 
