@@ -28,7 +28,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 from pettingzoo.utils import BaseWrapper
@@ -133,7 +133,7 @@ _TOP_KEYS = ("format", "version", "kind", "rules", "seed", "first_declarer", "pl
 _DEAL_KEYS = ("declarer", "hands", "set_contract", "actions", "contract", "scores")
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -307,7 +307,7 @@ def _check_deal_end(log: DealLog, deal: Deal, k: int, source: str | None) -> Non
         )  # fmt: skip
     if log.contract != deal.contract_text:
         raise RecordError(f"contract is {log.contract!r} but the actions play {deal.contract_text!r}", source, k)
-    if list(log.scores) != list(deal.scores):
+    if log.scores != deal.scores:
         raise RecordError(f"scores are {log.scores} but the engine scores {deal.scores} (R8.1)", source, k)
 
 
@@ -382,51 +382,53 @@ class RecordingEnv(BaseWrapper):
         if players is not None and len(players) != raw.num_players:
             raise ValueError(f"players must name {raw.num_players} seats, got {list(players)!r}")
         self.players = list(players) if players is not None else None
-        self.record: GameRecord | None = None
+        self._record: GameRecord | None = None
         self._recorded: Deal | None = None  # the engine deal the last DealLog follows
+
+    @property
+    def record(self) -> GameRecord:
+        """The current episode's record (ValueError before the first reset)."""
+        if self._record is None:
+            raise ValueError("no record yet: call reset() first")
+        return self._record
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self.env.reset(seed=seed, options=options)
         raw = self.env.unwrapped
         first = raw.match.first_declarer if raw.match is not None else 0
-        self.record = GameRecord(raw.mode, raw.rules, [], seed, first, self.players)
+        self._record = GameRecord(raw.mode, raw.rules, [], seed, first, self.players)
         self._start_deal()
 
     def _start_deal(self) -> None:
-        deal = self.env.unwrapped.deal
-        self._recorded = deal
+        deal = self._recorded = self.env.unwrapped.deal
         self.record.deals.append(DealLog(deal.declarer, hands_text(deal.hands), deal.contract_text))
 
     def step(self, action: Any) -> None:
         raw = self.env.unwrapped
         agent = self.env.agent_selection
-        if self.record is None or self.env.terminations.get(agent, True) or self.env.truncations.get(agent, True):
+        deal = self._recorded
+        if deal is None or self.env.terminations.get(agent, True) or self.env.truncations.get(agent, True):
             self.env.step(action)
             return
         seat = raw.agent_name_mapping[agent]
-        deal = self._recorded
-        name = action_name(int(action)) if action is not None else None
         self.env.step(action)  # raises on an illegal action (nothing recorded then)
-        self.record.deals[-1].actions.append((seat, name))
+        self.record.deals[-1].actions.append((seat, action_name(int(action))))
         if deal.is_over or raw.deal is not deal:
             self._end_deal(deal)
 
     def _end_deal(self, deal: Deal) -> None:
-        raw = self.env.unwrapped
-        log = self.record.deals[-1]
-        log.contract, log.scores = deal.contract_text, list(deal.scores)
-        match = raw.match
+        rec, match = self.record, self.env.unwrapped.match
+        log = rec.deals[-1]
+        log.contract, log.scores = deal.contract_text, list(deal.scores or ())
         if match is None:
-            self.record.totals = list(log.scores)
-        elif match.is_over:
-            self.record.totals, self.record.winners = list(match.totals), list(match.winners)
+            rec.totals = list(log.scores)
+        elif match.winners is not None:
+            rec.totals, rec.winners = list(match.totals), list(match.winners)
         else:
             self._start_deal()
 
     def save(self, path: str | Path) -> Path:
         """Write the current episode's record."""
-        if self.record is None:
-            raise ValueError("no record yet: call reset() first")
         return self.record.save(path)
 
 

@@ -161,7 +161,7 @@ def run(game: Game, lines: TextIO, console: Console, save: Path | None) -> Path 
             break
         if line.lower() in ("h", "hint"):
             hint = game.hint()
-            if hint is None:
+            if hint is None or game.hinter is None:
                 console.print("no hint: start barbu-play with --hint SPEC (e.g. --hint pimc)")
             else:
                 number = game.legal().index(hint) + 1
@@ -179,7 +179,7 @@ def run(game: Game, lines: TextIO, console: Console, save: Path | None) -> Path 
             console.print(choices(legal, game.seat))
     rec = game.record
     if rec.finished and rec.kind == "match":
-        winners = ", ".join(seat_name(s, game) for s in rec.winners)
+        winners = ", ".join(seat_name(s, game) for s in rec.winners or ())
         console.print(Text(f"match over: totals {rec.totals}, winner(s): {winners}", style="bold"))
     if save is None:
         return None

@@ -59,7 +59,7 @@ def public_view(deal: Deal, match: Match | None) -> dict[str, Any]:
         "passes": list(deal.passes),
         "layout": [_run(deal, s) for s in range(4)],
         "finished": list(deal.finished),
-        "scores": list(deal.scores) if deal.is_over else None,
+        "scores": list(deal.scores) if deal.scores is not None else None,
         "king": deal.rules.king,
         "match": None,
     }
