@@ -177,3 +177,16 @@ def test_import_needs_no_front_end_package() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_environment_doc_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ENVIRONMENT.md's records example runs as written: a recorded King short match (R11.3) loads back."""
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "ENVIRONMENT.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S) if "RecordingEnv" in b]
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block, "docs/ENVIRONMENT.md records", "exec"), namespace)
+    record = namespace["record"]
+    assert record.finished and len(record.deals) == 5 and (tmp_path / "game.json").is_file()
