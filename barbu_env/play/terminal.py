@@ -40,13 +40,13 @@ def card_text(card: str) -> Text:
 RELATIVE = ("left", "across", "right")  # R1.3: seat + 1, + 2, + 3
 
 
-def action_text(name: str, seat: int | None = None, players: int = 4) -> Text:
+def action_text(name: str, seat: int | None = None) -> Text:
     """An action name for display: cards with their suit symbol; a double by ``seat`` with the seats it
-    doubles (``double:left (P1)``, R6); other actions as named."""
+    doubles (``double:left (P1)``, R6: classic Barbu, four seats); other actions as named."""
     if len(name) == 2 and name[-1] in SYMBOLS:
         return card_text(name)
     if seat is not None and name.startswith("double:") and name != "double:none":
-        targets = [f"P{(seat + 1 + RELATIVE.index(r)) % players}" for r in name[7:].split("+")]
+        targets = [f"P{(seat + 1 + RELATIVE.index(r)) % 4}" for r in name[7:].split("+")]
         return Text(f"{name} ({' '.join(targets)})")
     return Text(name)
 
@@ -60,7 +60,7 @@ def seat_name(seat: int, game: Game) -> str:
 
 
 def table_of(view: dict[str, Any], game: Game) -> Table:
-    """The seats' counters: cards left, tricks, points, and the deal scores once it is over."""
+    """The seats' counters: cards left, tricks, points, passes in Fantan, totals in a match."""
     t = Table(box=None, pad_edge=False, show_edge=False)
     for col in ("seat", "cards", "tricks", "points", *(["passes"] if view["phase"] == "fantan" else [])):
         t.add_column(col, justify="right" if col != "seat" else "left")
@@ -84,6 +84,8 @@ def render(view: dict[str, Any], game: Game) -> list[Any]:
     out: list[Any] = []
     match = view["match"]
     head = Text()
+    if view["king"]:
+        head.append("Barbu King: points are bad, the lowest total wins\n")
     if match is not None:
         head.append(f"deal {match['deal_no'] + 1}/{match['num_deals']}   ", style="bold")
     contract = view["contract"] or "(to be declared)"

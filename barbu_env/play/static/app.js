@@ -53,7 +53,7 @@ function actionLabel(name, seat, n) {
 }
 
 function infoText(view, players, seat) {
-  const parts = [];
+  const parts = view.king ? ["Barbu King (lowest total wins)"] : [];
   if (view.match) parts.push("Deal " + (view.match.deal_no + 1) + "/" + view.match.num_deals);
   parts.push("Contract: " + (view.contract || "to be declared"));
   parts.push("Declarer: " + seatLabel(view.declarer, players, seat));
