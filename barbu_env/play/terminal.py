@@ -22,7 +22,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.match import Match
 from ..env import MODES
 from ..rules import load_rules
 from .game import Game, IllegalMove
@@ -97,16 +96,20 @@ def render(view: dict[str, Any], game: Game) -> list[Any]:
         runs = [_join([card_text(lo), Text(".."), card_text(hi)], "") for lo, hi in filter(None, view["layout"])]
         out.append(Text("layout: ").append(_join(runs, "  ")))
     if view["trick"]:
-        out.append(Text("trick: ").append(_join([Text(f"P{s} ").append(card_text(c)) for s, c in view["trick"]], "  ")))
+        out.append(Text("trick: ").append(trick_text(view["trick"])))
     elif view["last_trick"]:
         lt = view["last_trick"]
-        cards = _join([Text(f"P{s} ").append(card_text(c)) for s, c in lt["cards"]], "  ")
-        out.append(Text("last trick: ").append(cards).append(f"  → P{lt['winner']}"))
+        out.append(Text("last trick: ").append(trick_text(lt["cards"])).append(f"  → P{lt['winner']}"))
     out.append(table_of(view, game))
     out.append(Text("your hand: ").append(_join([card_text(c) for c in view["hand"]]) if view["hand"] else Text("-")))
     if view["legal"]:
         out.append(choices(view["legal"], view["seat"]))
     return out
+
+
+def trick_text(cards: list[list[Any]]) -> Text:
+    """A trick's ``[seat, card]`` pairs as ``P1 Q♠  P2 4♠``."""
+    return _join([Text(f"P{s} ").append(card_text(c)) for s, c in cards], "  ")
 
 
 def choices(legal: list[str], seat: int) -> Columns:
@@ -223,7 +226,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, console
         console.print(f"barbu-play: {e}", style="red")
         return 2
     if args.mode == "match":
-        console.print(f"a match of {Match(rules).num_deals} deals under {args.rules!r}; you are P{args.seat}")
+        console.print(f"a match of {game.raw.match.num_deals} deals under {args.rules!r}; you are P{args.seat}")
     save = None if args.no_save else (args.save or default_record_path(args.mode))
     run(game, stdin or sys.stdin, console, save)
     return 0
