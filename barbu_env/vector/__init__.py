@@ -1,11 +1,10 @@
 """Batched engine for self-play (deal mode of classic Barbu): :class:`VectorDeals`.
 
-Layout: ``tables`` (rules and contracts as constant arrays), ``core`` (state arrays, legality,
-transitions), ``encode`` (observations and masks, identical to ``observation.encode`` and
-``Deal.legal_actions``), ``backend`` (the two backends behind one interface), ``jit`` (the numba
-backend: per-game compiled kernels on the same state arrays; imported only when chosen), ``deals``
-(the API). The numpy code of ``core`` / ``encode`` is the array-programming reference; it goes through
-``tables.xp`` so that a torch backend can replace numpy without a redesign.
+Layout: ``tables`` (rules and contracts as constant arrays), ``core`` (the state arrays), ``dealing`` (the
+stream of random deals), ``encode`` (the packed observation layout), ``jit`` (the compiled numba kernels:
+legality, transitions, observations and masks, bit for bit those of ``engine.deal.Deal`` and
+``observation.encode``), ``backend`` (the kernels bound to a batch), ``deals`` (the API), ``single`` (one
+deal, the env's compiled copy). numba is imported when a ``VectorDeals`` or a ``single.Mirror`` is built.
 """
 
 from .backend import BACKENDS

@@ -28,9 +28,9 @@ from numba.np.arrayobj import make_array, populate_array
 
 from ..actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS, PASS
 from ..observation import BLOCKS, NUM_PART, OBS_SIZE, POINT_SCALE
-from .core import CARD_SEAT_FIELDS, INT_SEAT_FIELDS, SCALAR_FIELDS, SCALAR_START, WORD_FIELDS, State
+from .core import CARD_SEAT_FIELDS, INT_SEAT_FIELDS, SCALAR_FIELDS, SCALAR_START, WORD_FIELDS
 from .dealing import GAMMA, MIX1, MIX2, SLOTS
-from .encode import DONE_ABS, FILLED, NUM_WORDS, PACKED_BYTES, SH
+from .encode import DONE_ABS, FILLED, NUM_WORDS, SH
 from .tables import (
     ABOVE,
     AH,
@@ -531,11 +531,51 @@ def _clear_game(st: Blocks, g: int) -> None:
 
 
 @helper
+def _setup_game(st: Blocks, tb: Blocks, g: int, declarer: int, must_double: int, specs: np.ndarray) -> None:
+    """The set-up of game g once its hands are dealt (``Deal.from_hands``): the declarer leads, R6.4
+    ``must_double``; ``specs[g % len(specs)]`` is its (contract row or -1, trump, rank, declaration-action
+    mask, available-names mask). A fixed contract is declared at once: doubling (R6) or play."""
+    sc = st[3]
+    flags = tb[6]
+    sc[DECLARER, g] = declarer
+    sc[LEADER, g] = declarer
+    sc[TO_MOVE, g] = declarer
+    sc[MUST_DOUBLE, g] = must_double
+    row = g % specs.shape[0]
+    sc[CONTRACT, g] = specs[row, 0]
+    sc[TRUMP, g] = specs[row, 1]
+    sc[FANTAN_RANK, g] = specs[row, 2]
+    sc[AVAIL_DECL, g] = specs[row, 3]
+    sc[AVAIL_NAMES, g] = specs[row, 4]
+    sc[PHASE, g] = DECLARE
+    if specs[row, 0] >= 0:
+        if flags[F_DOUBLING_OFF]:
+            _start_play(st, tb, g)
+        else:
+            sc[PHASE, g] = DOUBLE
+            sc[TO_MOVE, g] = (declarer + 1) & 3
+
+
+@njit(cache=True)
+def start(st: Blocks, tb: Blocks, games: np.ndarray, hands: np.ndarray, declarer: np.ndarray,
+          must_double: np.ndarray, specs: np.ndarray) -> None:  # fmt: skip
+    """Fresh deals in ``games`` (int64 [n]) from ``hands`` (uint64 [n, 4]), ``declarer`` and ``must_double``
+    (int64 [n]): :func:`_setup_game` of each."""
+    c4 = st[0]
+    for i in range(games.shape[0]):
+        g = games[i]
+        _clear_game(st, g)
+        for q in range(4):
+            c4[g, HANDS, q] = hands[i, q]
+        _setup_game(st, tb, g, declarer[i], must_double[i], specs)
+
+
+@helper
 def _start_game(st: Blocks, tb: Blocks, g: int, key: np.uint64, k: int, declarer: int, specs: np.ndarray,
                 order: np.ndarray) -> None:  # fmt: skip
-    """``core.start`` of game g with deal ``k`` of the stream (``dealing.deal_stream``; ``declarer`` < 0:
-    drawn); ``order[g]`` is scratch for the shuffle (R1.4)."""
-    c4, sc = st[0], st[3]
+    """A fresh game g with deal ``k`` of the stream (``dealing.deal_stream``; ``declarer`` < 0: drawn);
+    ``order[g]`` is scratch for the shuffle (R1.4)."""
+    c4 = st[0]
     flags = tb[6]
     _clear_game(st, g)
     deck = U64(flags[F_DECK])
@@ -555,23 +595,7 @@ def _start_game(st: Blocks, tb: Blocks, g: int, key: np.uint64, k: int, declarer
         for i in range(q * hs, (q + 1) * hs):
             h |= U1 << U64(order[g, i])
         c4[g, HANDS, q] = h
-    d = declarer if declarer >= 0 else I64(_draw(key, k, 0) >> U64(62))
-    sc[DECLARER, g] = d
-    sc[LEADER, g] = d
-    sc[TO_MOVE, g] = d
-    row = g % specs.shape[0]
-    sc[CONTRACT, g] = specs[row, 0]
-    sc[TRUMP, g] = specs[row, 1]
-    sc[FANTAN_RANK, g] = specs[row, 2]
-    sc[AVAIL_DECL, g] = specs[row, 3]
-    sc[AVAIL_NAMES, g] = specs[row, 4]
-    sc[PHASE, g] = DECLARE
-    if specs[row, 0] >= 0:  # fixed contract, declared at once: doubling (R6) or play
-        if flags[F_DOUBLING_OFF]:
-            _start_play(st, tb, g)
-        else:
-            sc[PHASE, g] = DOUBLE
-            sc[TO_MOVE, g] = (d + 1) & 3
+    _setup_game(st, tb, g, declarer if declarer >= 0 else I64(_draw(key, k, 0) >> U64(62)), 0, specs)
 
 
 @njit(cache=True, parallel=True)
@@ -874,69 +898,3 @@ def mirror_observe(buf: np.ndarray, row: np.ndarray, s: int) -> None:
     """``row``: the observation of seat ``s``."""
     st, tb, words, _ = _views(buf)
     _obs_row(st, tb, 0, s, words, _as_shape(row, (1, OBS_SIZE)))
-
-
-class NumbaBackend:
-    """The compiled backend of :class:`~.deals.VectorDeals` (interface: :class:`.backend.NumpyBackend`).
-    ``threads``: threads of the parallel loops, set before each kernel call (at most ``NUMBA_NUM_THREADS``)."""
-
-    name = "numba"
-
-    def __init__(self, t: Tables, batch: int, threads: int = 1) -> None:
-        import numba
-
-        if threads > numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"threads={threads} exceeds NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS}")
-        self.tb = jit_tables(t)
-        self.threads = int(threads)
-        self._set_threads = numba.set_num_threads
-        self.words = np.zeros((batch, NUM_WORDS), U64)
-        self.order = np.zeros((batch, 64), np.uint8)  # a shuffled deck per game
-        self.dealt = np.zeros(batch, I64)  # stands in for VectorDeals' deal counts when not restarting
-
-    def num_threads(self) -> int:
-        """Threads the kernels run on."""
-        return self.threads
-
-    def nbytes(self) -> int:
-        """Bytes of the scratch buffers."""
-        return self.words.nbytes + self.order.nbytes + self.dealt.nbytes
-
-    def _threads(self) -> None:
-        self._set_threads(self.threads)
-
-    def legal(self, st: State, t: Tables) -> tuple[np.ndarray, np.ndarray]:
-        b = st.phase.shape[0]
-        low, high = np.empty(b, U64), np.empty(b, U64)
-        self._threads()
-        legal_words(st.blocks(), self.tb, low, high)
-        return low, high
-
-    def observe(self, st: State, t: Tables, seat: np.ndarray, low: np.ndarray, high: np.ndarray,
-                obs: np.ndarray, mask: np.ndarray) -> None:  # fmt: skip
-        self._threads()
-        observe(st.blocks(), self.tb, seat, low, high, self.words, obs, mask)
-
-    def observe_packed(self, st: State, t: Tables, seat: np.ndarray, low: np.ndarray, high: np.ndarray,
-                       mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-        b = seat.shape[0]
-        words, num = np.empty((b, NUM_WORDS), U64), np.empty((b, 16), np.float32)
-        self._threads()
-        observe_packed(st.blocks(), self.tb, seat, low, high, words, num, mask)
-        return words.view(np.uint8)[:, :PACKED_BYTES], num
-
-    def masks(self, low: np.ndarray, high: np.ndarray, mask: np.ndarray) -> None:
-        self._threads()
-        masks(low, high, mask)
-
-    def step(self, st: State, t: Tables, low: np.ndarray, high: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-             done: np.ndarray, specs: np.ndarray, stream: tuple[int, int, int] | None,
-             ) -> tuple[int, tuple[np.ndarray, np.ndarray] | None]:  # fmt: skip
-        """``NumpyBackend.step`` in one kernel call, which also computes the new legal words."""
-        key, dealt, declarer = stream if stream is not None else (0, self.dealt, -1)
-        deal = np.array([stream is not None, key - (1 << 64) if key >= 1 << 63 else key, declarer], I64)
-        new_low, new_high = low.copy(), high.copy()
-        self._threads()
-        ended = step(st.blocks(), self.tb, new_low, new_high, np.ascontiguousarray(actions, I64), done, rewards,
-                     specs, deal, dealt, self.order)  # fmt: skip
-        return ended, (new_low, new_high) if ended >= 0 else None
