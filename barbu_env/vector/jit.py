@@ -21,10 +21,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-from numba import njit, prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic
-from numba.np.arrayobj import make_array, populate_array
+from numba import njit, prange
 
 from ..actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS, PASS
 from ..observation import BLOCKS, NUM_PART, OBS_SIZE, POINT_SCALE
@@ -126,10 +123,8 @@ def jit_tables(t: Tables) -> tuple[np.ndarray, ...]:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-#: Per-game functions: compiled without reference counting (numba's ``_nrt=False``). They only read and
-#: write arrays their caller holds and never allocate, and counting references to every array of the
-#: state and table tuples on each call cost up to 10x the work (legality of 4096 games: 116 -> 12 us).
-helper = njit(cache=True, _nrt=False)
+#: Per-game functions, called from the kernels below.
+helper = njit(cache=True)
 
 
 @helper
@@ -798,59 +793,35 @@ INIT_FIELDS = ("hand0", "hand1", "hand2", "hand3", "phase", "to_move", "declarer
 H_SCORES = 5
 
 
-@intrinsic
-def _as_shape(typingctx: object, arr: types.Array, shape: types.UniTuple) -> tuple:
-    """The C-contiguous 1-D ``arr`` seen with ``shape`` (ints whose product is its length), without
-    ``reshape``'s checks and helper call (about 10 ns each, a dozen per mirror call)."""
-    if not isinstance(arr, types.Array) or arr.ndim != 1 or arr.layout != "C":
-        return None  # (a typing error)
-    sig = types.Array(arr.dtype, len(shape), "C")(arr, shape)
-
-    def codegen(context: object, builder: object, signature: object, args: tuple) -> object:
-        a_ty, sh_ty = signature.args
-        src = make_array(a_ty)(context, builder, value=args[0])
-        out = make_array(signature.return_type)(context, builder)
-        dims = [context.cast(builder, d, t, types.intp) for d, t in zip(cgutils.unpack_tuple(builder, args[1]), sh_ty)]
-        stride, strides = src.itemsize, []
-        for d in reversed(dims):
-            strides.insert(0, stride)
-            stride = builder.mul(stride, d)
-        populate_array(out, data=src.data, shape=cgutils.pack_array(builder, dims),
-                       strides=cgutils.pack_array(builder, strides), itemsize=src.itemsize, meminfo=None)  # fmt: skip
-        return out._getvalue()
-
-    return sig, codegen
-
-
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, inline="always")
 def _table(buf: np.ndarray, h: np.ndarray, i: int) -> np.ndarray:
     """Table ``i`` of ``jit_tables`` (int64 [rows, columns]) in the buffer."""
     rows, cols = h[H_SHAPE + 2 * i], h[H_SHAPE + 2 * i + 1]
     o = h[H_TABLES + i]
-    return _as_shape(buf[o : o + 8 * rows * cols].view(np.int64), (rows, cols))
+    return buf[o : o + 8 * rows * cols].view(np.int64).reshape((rows, cols))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True)
 def _views(buf: np.ndarray) -> tuple:
     """``(st, tb, words, legal)``: the state blocks and tables as the kernels above take them, the packed-words
     scratch (uint64 [1, NUM_WORDS]) and the legal words of the seat on move (uint64 [2])."""
     h = buf[: 8 * HEADER].view(np.int64)
-    c4 = _as_shape(buf[h[0] : h[0] + 8 * NC * 4].view(np.uint64), (1, NC, 4))
-    i4 = _as_shape(buf[h[1] : h[1] + 8 * NI * 4].view(np.int64), (1, NI, 4))
-    w = _as_shape(buf[h[2] : h[2] + 8 * NW].view(np.uint64), (NW, 1))
-    sc = _as_shape(buf[h[3] : h[3] + 8 * NS].view(np.int64), (NS, 1))
+    c4 = buf[h[0] : h[0] + 8 * NC * 4].view(np.uint64).reshape((1, NC, 4))
+    i4 = buf[h[1] : h[1] + 8 * NI * 4].view(np.int64).reshape((1, NI, 4))
+    w = buf[h[2] : h[2] + 8 * NW].view(np.uint64).reshape((NW, 1))
+    sc = buf[h[3] : h[3] + 8 * NS].view(np.int64).reshape((NS, 1))
     hb = buf[h[4] : h[4] + 1].view(np.bool_)
-    scores = _as_shape(buf[h[H_SCORES] : h[H_SCORES] + 32].view(np.int64), (1, 4))
+    scores = buf[h[H_SCORES] : h[H_SCORES] + 32].view(np.int64).reshape((1, 4))
     kint = _table(buf, h, 0)
     kcard = _table(buf, h, 1).view(np.uint64)
     kpts, pos, fpts, decl = _table(buf, h, 2), _table(buf, h, 3), _table(buf, h, 4), _table(buf, h, 5)
     flags = _table(buf, h, 6)[0]
-    words = _as_shape(buf[h[H_WORDS] : h[H_WORDS] + 8 * NUM_WORDS].view(np.uint64), (1, NUM_WORDS))
+    words = buf[h[H_WORDS] : h[H_WORDS] + 8 * NUM_WORDS].view(np.uint64).reshape((1, NUM_WORDS))
     legal = buf[h[H_LEGAL] : h[H_LEGAL] + 16].view(np.uint64)
     return (c4, i4, w, sc, hb, scores), (kint, kcard, kpts, pos, fpts, decl, flags), words, legal
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True)
 def _emit(st: Blocks, tb: Blocks, words: np.ndarray, legal: np.ndarray, row: np.ndarray, mask: np.ndarray) -> int:
     """The legal words (``legal[0]``, ``legal[1]``), mask and observation of the seat on move; returns that
     seat, or -1 once the deal is over."""
@@ -860,13 +831,13 @@ def _emit(st: Blocks, tb: Blocks, words: np.ndarray, legal: np.ndarray, row: np.
         return -1
     low, high = legal[:1], legal[1:]
     _legal_game(st, tb, 0, low, high)
-    _mask_row(low, high, 0, True, _as_shape(mask, (1, NUM_ACTIONS)))
+    _mask_row(low, high, 0, True, mask.reshape((1, NUM_ACTIONS)))
     s = st[3][TO_MOVE, 0]
-    _obs_row(st, tb, 0, s, words, _as_shape(row, (1, OBS_SIZE)))
+    _obs_row(st, tb, 0, s, words, row.reshape((1, OBS_SIZE)))
     return s
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True)
 def mirror_load(buf: np.ndarray, init: np.ndarray, row: np.ndarray, mask: np.ndarray) -> int:
     """A fresh deal from ``init`` (int64, :data:`INIT_FIELDS`); then the seat on move as :func:`mirror_step`."""
     st, tb, words, legal = _views(buf)
@@ -881,7 +852,7 @@ def mirror_load(buf: np.ndarray, init: np.ndarray, row: np.ndarray, mask: np.nda
     return _emit(st, tb, words, legal, row, mask)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True)
 def mirror_step(buf: np.ndarray, row: np.ndarray, mask: np.ndarray, a: int) -> int:
     """Apply action ``a`` of the seat on move, then write the legal words, ``mask`` (int8 [NUM_ACTIONS]) and
     ``row`` (float32 [OBS_SIZE]) of the seat now on move. Returns that seat, -1 once the deal is over, -2
@@ -893,8 +864,8 @@ def mirror_step(buf: np.ndarray, row: np.ndarray, mask: np.ndarray, a: int) -> i
     return _emit(st, tb, words, legal, row, mask)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True)
 def mirror_observe(buf: np.ndarray, row: np.ndarray, s: int) -> None:
     """``row``: the observation of seat ``s``."""
     st, tb, words, _ = _views(buf)
-    _obs_row(st, tb, 0, s, words, _as_shape(row, (1, OBS_SIZE)))
+    _obs_row(st, tb, 0, s, words, row.reshape((1, OBS_SIZE)))
