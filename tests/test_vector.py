@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -320,3 +321,34 @@ def test_games_deal_from_the_stream():
     again = VectorDeals("no_queens", t, batch=batch, seed=0)
     again.reset(seed=21)
     np.testing.assert_array_equal(again.state.hands, deal_stream(stream_key(21), k, np.arange(52), 13)[0])
+
+
+def test_kernel_cache_follows_fingerprint(tmp_path, monkeypatch):
+    """The kernels' disk cache is kept only under the fingerprint computed at import: it changes with the
+    kernel sources and with a constant the kernels freeze; a cache stamped with another one is deleted."""
+    import types
+
+    from barbu_env.vector import jit
+
+    assert jit.fingerprint() == jit.FINGERPRINT
+    for d in {d.stats.cache_path for d in jit.DISPATCHERS}:
+        assert (Path(d) / jit.STAMP).read_text() == jit.FINGERPRINT
+    monkeypatch.setattr(jit.obs, "O_HAND", jit.obs.O_HAND + 1)  # an observation offset moved
+    assert jit.fingerprint() != jit.FINGERPRINT
+    monkeypatch.undo()
+    src = tmp_path / "kernels.py"
+    mod = types.ModuleType("kernels")
+    mod.__file__ = str(src)
+    src.write_text("x = 1\n")
+    before = jit.fingerprint((mod,))
+    src.write_text("x = 2\n")  # a kernel's code changed
+    assert jit.fingerprint((mod,)) != before
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for name in ("k.f-1.py312.nbi", "k.f-1.py312.1.nbc", "k.cpython-312.pyc"):
+        (cache / name).write_text("")
+    assert [p.name for p in jit.drop_stale_cache({str(cache)}, "abc")] == ["k.f-1.py312.1.nbc", "k.f-1.py312.nbi"]
+    assert (cache / jit.STAMP).read_text() == "abc" and (cache / "k.cpython-312.pyc").exists()
+    (cache / "k.g-9.py312.nbi").write_text("")
+    assert jit.drop_stale_cache({str(cache)}, "abc") == []  # the same fingerprint: the cache stays
+    assert [p.name for p in jit.drop_stale_cache({str(cache)}, "def")] == ["k.g-9.py312.nbi"]

@@ -1,10 +1,11 @@
 """Batched engine for self-play (deal mode of classic Barbu): :class:`VectorDeals`.
 
 Layout: ``tables`` (rules and contracts as constant arrays), ``core`` (the state arrays), ``dealing`` (the
-stream of random deals), ``encode`` (the packed observation layout), ``jit`` (the compiled numba kernels:
-legality, transitions, observations and masks, bit for bit those of ``engine.deal.Deal`` and
-``observation.encode``), ``backend`` (the kernels bound to a batch), ``deals`` (the API), ``single`` (one
-deal, the env's compiled copy). numba is imported when a ``VectorDeals`` or a ``single.Mirror`` is built.
+stream of random deals), ``encode`` (the packed observation layout, its unpacking), ``jit`` (the compiled
+numba kernels: ``jit.rules`` legality, transitions, scoring and new deals, ``jit.obs`` observations and
+masks, ``jit.mirror`` the single-deal copy, ``jit.common`` what they share; bit for bit ``engine.deal.Deal``
+and ``observation.encode``), ``backend`` (the kernels bound to a batch), ``deals`` (the API), ``single``
+(one deal: the env's compiled copy). numba is imported when a ``VectorDeals`` or ``single.Mirror`` is built.
 """
 
 from .backend import BACKENDS

@@ -2,7 +2,7 @@
 
 Deal ``k`` of a stream depends only on the stream's 64-bit key and on ``k``: its random numbers are the
 SplitMix64 outputs number ``SLOTS * k + 1 ...`` of the key, so the numpy code here and the kernels
-(``jit._start_game``) deal exactly the same cards, one game at a time or in a batch, in any order.
+(``jit.rules._start_game``) deal exactly the same cards, one game at a time or in a batch, in any order.
 ``VectorDeals`` gives game ``g`` of ``B`` its ``n``-th deal as deal ``n * B + g``: no game waits for another.
 
 Draw ``i`` of deal ``k``: slot 0 picks the declarer (its top two bits), slots ``1 .. N-1`` are the
