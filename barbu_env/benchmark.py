@@ -23,6 +23,10 @@ chance nodes are not counted) per second:
   observations as bits + numeric part, for unpacking on the training device); ``vector-4096-noobs``: masks
   only (both ``auto``, one thread). Each vector row is preceded by a note line: batch, observation
   mode, backend, threads, bytes per game.
+- ``heuristic-python``: the heuristic agent in every seat on ``Deal`` objects (``agents.heuristic.heuristic_action``
+  then ``Deal.apply``, as in PIMC's rollouts), the 7 classic contracts round-robin, classic doubling;
+  ``heuristic-vector-4096``: the same on ``VectorDeals`` with 4096 games, each step the compiled heuristic's
+  actions (``VectorDeals.heuristic_actions``) then ``step()``, one thread. Both count heuristic decisions.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -40,7 +44,7 @@ import numpy as np
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
 ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "holdem", "shimmy-hearts", "pyspiel-hearts",
         "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads", "vector-4096-numpy", "vector-4096-packed",
-        "vector-4096-noobs")  # fmt: skip
+        "vector-4096-noobs", "heuristic-python", "heuristic-vector-4096")  # fmt: skip
 
 
 class NotInstalled(Exception):
@@ -187,6 +191,42 @@ def _vector(batch: int, observe: str = "float", backend: str = "auto", threads: 
     return run
 
 
+def _heuristic_python(seconds: float) -> float:
+    from .agents.heuristic import heuristic_action
+    from .engine.deal import Deal
+    from .rules import Rules
+
+    rules = Rules()
+    rng = np.random.default_rng(0)
+    n, k = 0, 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        d = Deal.random(rng, k & 3, CONTRACTS[k % 7], rules)
+        k += 1
+        while d.phase != 4:
+            d.apply(heuristic_action(d, d.to_move))
+            n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def _heuristic_vector(batch: int) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        from .rules import Rules
+        from .vector import VectorDeals
+
+        v = VectorDeals(list(CONTRACTS), Rules(), batch=batch, seed=0, backend="numba")
+        v.reset()
+        v.step(v.heuristic_actions())  # load (or compile) the kernels before timing
+        n = 0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            v.step(v.heuristic_actions())
+            n += batch
+        return n / (time.perf_counter() - t0)
+
+    return run
+
+
 RUNNERS: dict[str, Callable[[float], float]] = {
     "engine-off": _engine("off"),
     "engine-on": _engine("classic"),
@@ -203,6 +243,8 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "vector-4096-numpy": _vector(4096, backend="numpy"),
     "vector-4096-packed": _vector(4096, observe="packed"),
     "vector-4096-noobs": _vector(4096, observe="none"),
+    "heuristic-python": _heuristic_python,
+    "heuristic-vector-4096": _heuristic_vector(4096),
 }
 #: (label, numerator row, denominator row, target ratio from the issue or None).
 RATIOS = (
@@ -217,6 +259,7 @@ RATIOS = (
     ("vector-4096-numpy / pyspiel", "vector-4096-numpy", "pyspiel-hearts", None),
     ("vector-4096-packed / pyspiel", "vector-4096-packed", "pyspiel-hearts", 8.0),
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
+    ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
 )
 
 
