@@ -27,6 +27,10 @@ chance nodes are not counted) per second:
   then ``Deal.apply``, as in PIMC's rollouts), the 7 classic contracts round-robin, classic doubling;
   ``heuristic-vector-4096``: the same on ``VectorDeals`` with 4096 games, each step the compiled heuristic's
   actions (``VectorDeals.heuristic_actions``) then ``step()``, one thread. Both count heuristic decisions.
+- ``pimc-python-16`` / ``pimc-16`` / ``pimc-128``: ``agents.make("pimc:samples=S")`` with Python rollouts
+  (``rollouts=python``) / compiled rollouts; seat 0's card decisions with a choice (more than one class of
+  equivalent cards) in heuristic deals of the 7 contracts; counts those decisions per second of PIMC time
+  (1000 / rate = ms per decision).
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -44,7 +48,8 @@ import numpy as np
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
 ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "holdem", "shimmy-hearts", "pyspiel-hearts",
         "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads", "vector-4096-numpy", "vector-4096-packed",
-        "vector-4096-noobs", "heuristic-python", "heuristic-vector-4096")  # fmt: skip
+        "vector-4096-noobs", "heuristic-python", "heuristic-vector-4096", "pimc-python-16", "pimc-16",
+        "pimc-128")  # fmt: skip
 
 
 class NotInstalled(Exception):
@@ -227,6 +232,37 @@ def _heuristic_vector(batch: int) -> Callable[[float], float]:
     return run
 
 
+def _pimc(samples: int, rollouts: str) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        from .agents import make
+        from .agents.heuristic import heuristic_action
+        from .agents.pimc import candidate_moves
+        from .engine.deal import Deal
+        from .rules import Rules
+
+        agent = make(f"pimc:samples={samples},rollouts={rollouts}", seed=0)
+        rules = Rules()
+        rng = np.random.default_rng(0)
+        agent.act_deal(Deal.random(rng, 1, "no_hearts", rules))  # load (or compile) the kernels before timing
+        n, k, spent = 0, 0, 0.0
+        while spent < seconds:
+            d = Deal.random(rng, k & 3, CONTRACTS[k % 7], rules)
+            k += 1
+            while d.phase != 4:
+                seat = d.to_move
+                if seat == 0 and d.phase in (2, 3) and len(candidate_moves(d, 0, d.legal_actions())) > 1:
+                    t0 = time.perf_counter()
+                    a = agent.act_deal(d)
+                    spent += time.perf_counter() - t0
+                    n += 1
+                else:
+                    a = heuristic_action(d, seat)
+                d.apply(a)
+        return n / spent
+
+    return run
+
+
 RUNNERS: dict[str, Callable[[float], float]] = {
     "engine-off": _engine("off"),
     "engine-on": _engine("classic"),
@@ -245,6 +281,9 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "vector-4096-noobs": _vector(4096, observe="none"),
     "heuristic-python": _heuristic_python,
     "heuristic-vector-4096": _heuristic_vector(4096),
+    "pimc-python-16": _pimc(16, "python"),
+    "pimc-16": _pimc(16, "compiled"),
+    "pimc-128": _pimc(128, "compiled"),
 }
 #: (label, numerator row, denominator row, target ratio from the issue or None).
 RATIOS = (
@@ -260,6 +299,7 @@ RATIOS = (
     ("vector-4096-packed / pyspiel", "vector-4096-packed", "pyspiel-hearts", 8.0),
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
     ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
+    ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", 10.0),
 )
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from barbu_env.actions import PASS
-from barbu_env.agents import HeuristicAgent
+from barbu_env.agents import HeuristicAgent, make
 from barbu_env.engine.deal import OVER, Deal
 from barbu_env.rules import Rules
 from barbu_env.vector import VectorDeals, random_actions
@@ -125,3 +125,18 @@ def test_agrees_on_200k_states():
             total += run_agreement(Rules(**{**options, "doubling": doubling}), 96, 60, 100 * i + j)
     print(f"compiled heuristic == Python heuristic on {total} states")
     assert total >= 200_000
+
+
+def test_agent_handle():
+    """``agents.make("heuristic")`` has a compiled form: ``vector_actions`` is ``VectorDeals.heuristic_actions``;
+    agents without one say so."""
+    v = VectorDeals(None, Rules(), batch=16, seed=3)
+    v.reset()
+    agent = make("heuristic")
+    assert agent.compiled and not make("random").compiled
+    games = np.arange(16) % 2 == 0
+    got = agent.vector_actions(v, games)
+    np.testing.assert_array_equal(got[games], v.heuristic_actions()[games])
+    assert (got[~games] == -1).all()
+    with pytest.raises(NotImplementedError, match="'random' has no compiled form"):
+        make("random").vector_actions(v)
