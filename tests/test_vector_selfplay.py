@@ -140,7 +140,8 @@ def test_batches_equal_reference_replay(contract: str, declare: str, doubling: s
     assert any(declared) == (declare == "policy")  # the learner's declarations are recorded in policy mode
 
 
-@pytest.mark.parametrize(("contract", "declare"), [("no_king", "heuristic"), ("trumps", "policy"), ("fantan", "heuristic")])
+@pytest.mark.parametrize(("contract", "declare"), [("no_king", "heuristic"), ("trumps", "policy"),
+                                                   ("fantan", "heuristic")])  # fmt: skip
 def test_mixed_seats_heuristic_and_random(contract: str, declare: str) -> None:
     """Each seat of each deal drawn among learner, snapshot, heuristic and random: the heuristic seats' actions are
     the heuristic agent's on the replayed deal, the learner batch is the replay's learner decisions."""
@@ -193,8 +194,8 @@ def test_vector_config_loads() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("contract", "declare", "p_heuristic"), [("trumps", "heuristic", 0.0), ("fantan", "policy", 0.0),
-                                                                 ("no_hearts", "heuristic", 0.5)])  # fmt: skip
+@pytest.mark.parametrize(("contract", "declare", "p_heuristic"), [
+    ("trumps", "heuristic", 0.0), ("fantan", "policy", 0.0), ("no_hearts", "heuristic", 0.5)])  # fmt: skip
 def test_ppo_smoke_run_on_vector_engine(tmp_path: Path, contract: str, declare: str, p_heuristic: float) -> None:
     """training/ppo.py with engine=vector: imitation (SelfPlay), PPO on VectorDeals (with heuristic opponents
     when ``p_heuristic`` > 0), checkpoint, resume."""

@@ -28,8 +28,8 @@ import numpy as np
 from ..cards import SUIT_MASK
 from ..engine import InfoState
 from ..engine.deal import Deal, Phase, mask_to_list
-from .base import Agent
 from ..rules import Rules
+from .base import Agent
 from .heuristic import heuristic_action, rollout
 
 _PLAY, _FANTAN = int(Phase.PLAY), int(Phase.FANTAN)

@@ -21,6 +21,7 @@ from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from ..actions import DECLARE_BASE, DOUBLE_BASE, FANTAN_BASE, PASS, TRUMPS_BASE
 from ..cards import NUM_CARDS, SUIT_MASK
 from ..contracts import contract_table
+from .core import State
 from .jit import (
     AVAIL_DECL,
     BEST,
@@ -50,13 +51,12 @@ from .jit import (
     U1,
     Blocks,
     _legal_cards,
-    jit_tables,
     _legal_doubles,
     _popcount,
     helper,
+    jit_tables,
 )
-from .core import State
-from .tables import DECLARE, DOUBLE, FANTAN_PLAY, OVER, PLAY, RANK_CARDS, REL_TO_ABS_ARR, SUIT, U64, Tables
+from .tables import DECLARE, DOUBLE, FANTAN_PLAY, PLAY, RANK_CARDS, REL_TO_ABS_ARR, SUIT, U64, Tables
 
 I64 = np.int64
 #: ``LOWER[c]`` / ``HIGHER[c]``: the cards of c's suit ranked below / above c.
