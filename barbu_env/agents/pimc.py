@@ -45,28 +45,34 @@ def sample_world(info: InfoState, rng: np.random.Generator, tries: int = REJECTI
     """A full deal consistent with ``info``: the unseen cards are shuffled and dealt to the other seats
     until no seat gets a card it has shown it cannot hold (rejection: exactly uniform over consistent
     deals, and fast); after ``tries`` failures, the engine's sampler (:meth:`InfoState.sample`)."""
+    hands = sample_hands(info, rng, tries)
+    world = info.view.clone()
+    world.hands = hands
+    world._legal = None
+    return world
+
+
+def sample_hands(info: InfoState, rng: np.random.Generator, tries: int = REJECTION_TRIES) -> list[int]:
+    """The hand masks of :func:`sample_world` (the same draws), without building the deal."""
     view, seat = info.view, info.seat
-    cards = np.array(mask_to_list(view.deck & ~info.hand & ~info.played))
+    bits = [1 << c for c in mask_to_list(view.deck & ~info.hand & ~info.played)]
     others = [s for s in range(view.n) if s != seat]
+    sizes, excluded = info.hand_sizes, info.excluded
     for _ in range(tries):
-        perm = rng.permutation(cards).tolist()
+        perm = bits[:]
+        rng.shuffle(perm)  # the swaps of rng.permutation(cards): the same order
         hands = [0] * view.n
         hands[seat] = info.hand
         i = 0
         for s in others:
-            m = 0
-            for c in perm[i : i + info.hand_sizes[s]]:
-                m |= 1 << c
-            i += info.hand_sizes[s]
-            if m & info.excluded[s]:
+            m = sum(perm[i : i + sizes[s]])  # distinct bits: the sum is their union
+            i += sizes[s]
+            if m & excluded[s]:
                 break
             hands[s] = m
         else:
-            world = view.clone()
-            world.hands = hands
-            world._legal = None
-            return world
-    return info.sample(rng)
+            return hands
+    return info.sample(rng).hands
 
 
 def candidate_moves(d: Deal, seat: int, legal: list[int]) -> dict[int, list[int]]:
@@ -148,7 +154,7 @@ class PIMCAgent(Agent):
         sign = d.rules.score_sign  # R11: Barbu King's points are bad
         compiled = self._rollouts(d.rules)
         if compiled is not None:
-            worlds = [sample_world(info, self.rng).hands for _ in range(self.samples)]
+            worlds = [sample_hands(info, self.rng) for _ in range(self.samples)]
             totals += (sign * compiled.scores(d, worlds, reps, seat)).sum(axis=0)  # int sums: exact
         else:
             for _ in range(self.samples):
@@ -165,4 +171,4 @@ class PIMCAgent(Agent):
         return reps[int(np.argmax(totals))]
 
 
-__all__ = ["DEFAULT_SAMPLES", "ROLLOUTS", "PIMCAgent", "candidate_moves", "sample_world"]
+__all__ = ["DEFAULT_SAMPLES", "ROLLOUTS", "PIMCAgent", "candidate_moves", "sample_hands", "sample_world"]
