@@ -2,24 +2,22 @@
 
 :func:`state_of_deal` copies a ``Deal`` in any phase into a batch-1 :class:`~.core.State` (every field the
 kernels read); :class:`Rollouts` plays, for each of B games, one first action then the heuristic in every seat
-(``agents.heuristic.rollout``, compiled: :mod:`.heuristic`) to the end of the deal, and returns one seat's
+(``agents.heuristic.rollout``, compiled: :mod:`.jit.heuristic`) to the end of the deal, and returns one seat's
 deal score per game (contract + settlement, R8.1). The tests check it against ``rollout`` on ``Deal`` clones.
 
-Importing this module imports numba.
+The kernels (numba) are imported when a :class:`Rollouts` is built.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from ..actions import DECLARE_BASE, PASS
 from ..contracts import CONTRACT_NAMES
 from ..engine.deal import Deal
 from .core import State
-from .heuristic import _heuristic_game, heuristic_tables
-from .jit import PHASE, Blocks, _apply_game, jit_tables
-from .tables import DECLARE, OVER, Tables
+from .heuristic import heuristic_tables
+from .tables import DECLARE, Tables
 
 I64 = np.int64
 
@@ -69,28 +67,19 @@ def state_of_deal(deal: Deal, t: Tables) -> State:
     return st
 
 
-@njit(cache=True, parallel=True)
-def rollout_scores(st: Blocks, tb: Blocks, ht: Blocks, first: np.ndarray, seat: int, out: np.ndarray) -> None:
-    """Per game g: apply ``first[g]`` (legal, for the seat on move), then the heuristic in every seat until the
-    deal is over; ``out[g]``: the deal score of ``seat``."""
-    sc, scores = st[3], st[5]
-    for g in prange(out.shape[0]):
-        over = _apply_game(st, tb, g, first[g])
-        while not over and sc[PHASE, g] != OVER:
-            over = _apply_game(st, tb, g, _heuristic_game(st, tb, ht, g))
-        out[g] = scores[g, seat]
-
-
 class Rollouts:
     """Compiled heuristic playouts under the rules of ``t`` (see the module docstring)."""
 
     def __init__(self, t: Tables) -> None:
         import numba
 
+        from . import jit
+
         self.t = t
-        self.tb = jit_tables(t)
+        self.tb = jit.jit_tables(t)
         self.ht = heuristic_tables(t)
         self._set_threads = numba.set_num_threads
+        self._kernel = jit.rollout_scores
 
     def scores(self, view: Deal, worlds: list[list[int]], actions: list[int], seat: int) -> np.ndarray:
         """``int64 [len(worlds), len(actions)]``: ``seat``'s deal score after ``actions[j]`` then heuristic play
@@ -106,8 +95,8 @@ class Rollouts:
         st.hands[:] = np.repeat(np.array(worlds, np.uint64), a, axis=0)
         out = np.empty(w * a, I64)
         self._set_threads(1)
-        rollout_scores(st.blocks(), self.tb, self.ht, np.tile(np.array(actions, I64), w), seat, out)
+        self._kernel(st.blocks(), self.tb, self.ht, np.tile(np.array(actions, I64), w), seat, out)
         return out.reshape(w, a)
 
 
-__all__ = ["Rollouts", "rollout_scores", "state_of_deal"]
+__all__ = ["Rollouts", "state_of_deal"]
