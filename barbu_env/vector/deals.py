@@ -146,7 +146,8 @@ class VectorDeals:
         self._dealt[g] += 1
         return deal_stream(self.key, k, t.deck_ids, t.hand_size, self._declarer)
 
-    def _start(self, g: np.ndarray, hands: np.ndarray, declarer: np.ndarray, must_double: np.ndarray | int = 0) -> None:
+    def _start(self, g: np.ndarray, hands: np.ndarray, declarer: np.ndarray,
+               must_double: int | Sequence[int] | np.ndarray = 0) -> None:  # fmt: skip
         """Fresh deals in games ``g`` (``Kernels.start``)."""
         md = np.broadcast_to(np.asarray(must_double, np.int64), g.shape)
         self.backend.start(self.state, g, hands, declarer, md, self._specs)
@@ -290,12 +291,13 @@ class VectorDeals:
     def _illegal(self, a: np.ndarray, live: np.ndarray) -> ValueError:
         """The error naming the games of ``live`` (bool [B]) whose action is illegal and their legal actions."""
         low, high = self.legal()
-        parts, games = [], []
+        parts: list[str] = []
+        games: list[int] = []
         for g in np.flatnonzero(live):
             words = int(low[g]) | int(high[g]) << DECLARE_BASE
             if 0 <= a[g] < NUM_ACTIONS and words >> int(a[g]) & 1:
                 continue
-            games.append(g)
+            games.append(int(g))
             if len(parts) == 5:
                 continue
             legal = [i for i in range(NUM_ACTIONS) if words >> i & 1]
