@@ -292,7 +292,7 @@ RATIOS = (
     ("vector-4096-packed / pyspiel", "vector-4096-packed", "pyspiel-hearts", 8.0),
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
     ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
-    ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", 10.0),
+    ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
 )
 
 
