@@ -8,11 +8,14 @@ doubling decisions and contracts without a checkpoint — is played by the ``fal
 (:func:`barbu_env.observation.encode`), so a checkpoint plays in any ``barbu_env.env`` game.
 
 Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
-legal action; false samples from the policy with the agent's seeded RNG) and ``fallback``.
+legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0)
+and ``fallback``. :meth:`NeuralAgent.fallback_contracts` names the contracts whose card play would
+go to the fallback (``barbu-eval`` refuses to evaluate a checkpoint on those).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ import numpy as np
 from ..engine import InfoState
 from ..engine.deal import FANTAN_PLAY, PLAY
 from ..observation import encode
+from ..options import as_bool
 from .base import Agent
 
 
@@ -36,8 +40,10 @@ class NeuralAgent(Agent):
         from ..nn import load_checkpoint
         from . import make
 
+        if not isinstance(fallback, str):
+            raise ValueError(f"bad value {fallback!r} for option 'fallback': expected an agent spec, e.g. 'heuristic'")
         self._torch = torch
-        self.path, self.greedy, self.fallback_spec = str(path), bool(greedy), fallback
+        self.path, self.greedy, self.fallback_spec = str(path), as_bool(greedy, "greedy"), fallback
         p = Path(path)
         files = sorted(p.glob("*.pt")) if p.is_dir() else [p]
         if not files:
@@ -58,6 +64,10 @@ class NeuralAgent(Agent):
                                 self.fallback_spec != "heuristic")) if v]  # fmt: skip
         return self.path + (":" + ",".join(opts) if opts else "")
 
+    def fallback_contracts(self, contracts: Sequence[str]) -> list[str]:
+        """The contracts of ``contracts`` that no network covers (their card play goes to the fallback)."""
+        return [c for c in contracts if c not in self.nets]
+
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.fallback.reset(seed)
@@ -74,7 +84,7 @@ class NeuralAgent(Agent):
         p = np.exp(z) / np.exp(z).sum()
         return int(self.rng.choice(legal, p=p))
 
-    def act(self, env: Any, agent_name: str) -> int:
+    def choose(self, env: Any, agent_name: str) -> int:
         deal = env.unwrapped.deal
         net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) else None
         if net is None:
