@@ -2,7 +2,8 @@
 ``barbu-eval --rule``, the training scripts' ``--set``.
 
 Values: ``true``/``false``/``yes``/``no`` (any case) are booleans, decimal integers are ints, other
-numbers are floats, ``[a, b]`` is a list of such values, anything else is text. :func:`as_bool` is
+numbers are floats, ``[a, b]`` is a list of such values, ``{k: v}`` a YAML flow mapping, anything
+else is text. :func:`as_bool` is
 the one reading of a boolean option.
 """
 
@@ -20,6 +21,13 @@ def parse_value(text: str) -> Any:
     if s.startswith("[") and s.endswith("]"):
         inner = s[1:-1].strip()
         return [parse_value(item) for item in inner.split(",")] if inner else []
+    if s.startswith("{") and s.endswith("}"):
+        import yaml
+
+        try:
+            return yaml.safe_load(s)
+        except yaml.YAMLError as e:
+            raise ValueError(f"bad mapping {s!r}: {str(e).splitlines()[0]}") from None
     low = s.lower()
     if low in ("true", "yes"):
         return True
