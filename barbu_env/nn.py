@@ -133,7 +133,7 @@ def check_header(ckpt: dict[str, Any], name: str) -> None:
             raise ValueError(f"checkpoint {name} has no {key!r} entry (a barbu_env policy holds {sorted(REQUIRED)})")
         value = ckpt[key]
         if isinstance(value, bool) or not isinstance(value, kind):
-            raise ValueError(f"checkpoint {name}: {key!r} is {value!r}, expected a {_kind_name(kind)}")
+            raise ValueError(f"checkpoint {name}: {key!r} is {value!r}, expected {_kind_name(kind)}")
     for key in ("config", "meta"):
         if not isinstance(ckpt.get(key, {}), dict):
             raise ValueError(f"checkpoint {name}: {key!r} is not a mapping")
@@ -157,5 +157,5 @@ def check_header(ckpt: dict[str, Any], name: str) -> None:
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(k.__name__ for k in kinds)
+    words = {str: "a text", int: "an integer", list: "a list", tuple: "a tuple", dict: "a mapping"}
+    return " or ".join(words[k] for k in (kind if isinstance(kind, tuple) else (kind,)))
