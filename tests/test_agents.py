@@ -38,6 +38,8 @@ def test_make_names_and_options():
         ("heuristic:samples=3", ["unknown option", "[]"]),
         ("checkpoints/does_not_exist.pt", ["does_not_exist.pt"]),
         ("", ["bad agent spec"]),
+        (":greedy=0", ["no agent name"]),  # not the checkpoints of the current folder
+        ("pimc:samples=2.5", ["samples=2.5"]),
     ],
 )
 def test_make_rejects_bad_specs(spec, words):

@@ -104,16 +104,16 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
     allowed = valid - {"contracts", "per_contract", "out_dir", "export_dir"}
     for contract, settings in data.get("per_contract", {}).items():
         if contract not in SEVEN:
-            raise ValueError(f"per_contract: unknown contract {contract!r}: choose from {list(SEVEN)}")
+            raise ValueError(f"config per_contract: unknown contract {contract!r}: choose from {list(SEVEN)}")
         wrong = sorted(set(settings) - allowed, key=str)
         if wrong:
-            raise ValueError(f"per_contract.{contract}: unknown or not per-contract key(s) {wrong}: "
+            raise ValueError(f"config per_contract.{contract}: unknown or not per-contract key(s) {wrong}: "
                              f"valid keys are {sorted(allowed)}")  # fmt: skip
         data["per_contract"][contract] = {k: check_setting(f"per_contract.{contract}.{k}", v, hints[k])
                                           for k, v in settings.items()}  # fmt: skip
     bad = [c for c in data.get("contracts", []) if c not in SEVEN]
     if bad:
-        raise ValueError(f"unknown contract(s) {bad}: choose from {list(SEVEN)}")
+        raise ValueError(f"config contracts: unknown contract(s) {bad}: choose from {list(SEVEN)}")
     rules = data.get("rules")
     if rules is not None:
         from barbu_env.rules import load_rules

@@ -40,6 +40,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     head, sep, tail = spec.strip().rpartition(":")
     if not sep or "=" not in tail:  # no options (a checkpoint path may itself hold ':')
         return spec.strip(), {}
+    if not head.strip():
+        raise ValueError(f"bad agent spec {spec!r}: no agent name before the options ('name:key=value')")
     options: dict[str, Any] = {}
     for item in tail.split(","):
         try:
@@ -47,7 +49,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         except ValueError:
             raise ValueError(f"bad option {item!r} in agent spec {spec!r}: expected key=value") from None
         options[key] = value
-    return head, options
+    return head.strip(), options
 
 
 def is_checkpoint_spec(name: str) -> bool:

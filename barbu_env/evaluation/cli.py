@@ -12,7 +12,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ..options import parse_option
 from .boards import LINEUPS, MODES
@@ -50,8 +50,15 @@ def _seed(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="barbu-eval",
         description="Duplicate evaluation of Barbu agents with 95%% confidence intervals.",
         epilog="Example: barbu-eval --agents heuristic random --contract no_queens --deals 1000 --seed 0 --out DIR",

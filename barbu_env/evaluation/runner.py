@@ -94,7 +94,8 @@ def env_player(cfg: EvalConfig, workers: int = 1):
     """A :data:`~.boards.PlayFn` playing boards through ``barbu_env.env`` in ``workers`` processes."""
 
     def play(boards: Sequence[Board], seats: Sequence[Seating]) -> Iterator[tuple[Board, list[Game]]]:
-        if workers == 1 or len(boards) <= 1:
+        n = min(workers, len(boards))  # no idle worker processes
+        if n <= 1:
             runner = TableRunner(cfg)
             for b in boards:
                 yield b, runner.play_board(b, seats)
@@ -103,12 +104,12 @@ def env_player(cfg: EvalConfig, workers: int = 1):
         main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None  # workers start with Ctrl-C ignored
         try:
-            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(cfg,))
+            pool = ctx.Pool(n, initializer=_init_worker, initargs=(cfg,))
         finally:
             if main:
                 signal.signal(signal.SIGINT, old)
         with pool:
-            chunk = max(1, min(8, len(boards) // (4 * workers)))
+            chunk = max(1, min(8, len(boards) // (4 * n)))
             yield from pool.imap_unordered(_run_task, [(b, seats) for b in boards], chunksize=chunk)
 
     return play
