@@ -64,7 +64,7 @@ def summarise(
         if not rows:
             continue
         for a, label in enumerate(labels):
-            ci = confidence_interval([r["rel"][a] for r in rows])
+            ci: dict[str, Any] = {**confidence_interval([r["rel"][a] for r in rows])}
             ci["raw_mean"] = float(np.mean([r["raw"][a] for r in rows]))
             if cfg.mode == "match":
                 ci["win_rate"] = confidence_interval([r["win"][a] for r in rows])
