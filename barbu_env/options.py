@@ -3,20 +3,18 @@
 
 Values: ``true``/``false``/``yes``/``no`` (any case) are booleans, decimal integers are ints, other
 numbers are floats, ``[a, b]`` is a list of such values, ``{k: v}`` a YAML flow mapping, anything
-else is text. :func:`as_bool` is
-the one reading of a boolean option.
+else is text. :func:`as_bool` is the one reading of a boolean option.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 TRUE, FALSE = ("true", "yes", "1"), ("false", "no", "0")
 
 
 def parse_value(text: str) -> Any:
-    """The value of an option string: bool, int, float, list of those, or the stripped text."""
+    """The value of an option string: bool, int, float, list of those, mapping, or the stripped text."""
     s = text.strip()
     if s.startswith("[") and s.endswith("]"):
         inner = s[1:-1].strip()
@@ -58,10 +56,3 @@ def as_bool(value: Any, name: str) -> bool:
     if isinstance(value, str) and value.strip().lower() in TRUE + FALSE:
         return value.strip().lower() in TRUE
     raise ValueError(f"bad value {value!r} for option {name!r}: expected true/false (or yes/no, 1/0)")
-
-
-def finite(value: Any, name: str) -> float:
-    """A finite real number (bool refused); ``ValueError`` naming the option otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"bad value {value!r} for {name!r}: expected a finite number")
-    return float(value)

@@ -52,7 +52,7 @@ def check_turn(env: Any, agent_name: str) -> None:
 
 
 class Agent:
-    """Base class: a seeded player. Subclasses implement :meth:`act_info` (or override :meth:`act`)."""
+    """Base class: a seeded player. Subclasses implement :meth:`act_info` (or override :meth:`choose`)."""
 
     #: The name used in specs and tables (``"random"``, ``"heuristic"``, ``"pimc"``).
     name = "agent"

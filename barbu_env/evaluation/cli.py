@@ -125,6 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError) as e:
         print(f"barbu-eval: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("barbu-eval: interrupted before any board was played", file=sys.stderr)
+        return 130
     notes = fallback_notes(cfg, made)
     for note in notes:
         print(f"barbu-eval: note: {note}", file=sys.stderr)
