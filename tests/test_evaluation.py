@@ -324,3 +324,16 @@ def test_ctrl_c_writes_finished_boards_and_resume_completes_them(tmp_path, worke
     resumed = json.loads((out / "results.json").read_text())
     fresh = ev.evaluate(["pimc:samples=2", "random"], contracts="no_queens", boards=n, seed=1)
     assert resumed == fresh
+
+
+def test_run_takes_any_player_of_boards():
+    """A batched runner plugs in as ``play``: the summary is built from its games alone."""
+    cfg, _ = ev.make_config(["heuristic", "random"], contracts=["no_queens", "no_king"], boards=3)
+
+    def play(bs, ss):
+        for b in bs:
+            yield b, [ev.Game(s, [float(b.index) if s[seat] == 0 else 0.0 for seat in range(4)]) for s in ss]
+
+    out = ev.run(cfg, play=play)
+    assert [r["board"] for r in out["boards"]] == [0, 1, 2, 0, 1, 2]
+    assert out["contracts"]["no_king"]["agents"]["heuristic"]["mean"] == pytest.approx(0.75)  # mean of 0, .75, 1.5

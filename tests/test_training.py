@@ -363,6 +363,12 @@ def test_neural_boolean_options_refuse_other_values(value: str) -> None:
         agents.make(f"checkpoints/no_queens.pt:greedy={value}")
 
 
+@pytest.mark.parametrize("value", [";", "", "nobody", "3"])
+def test_neural_fallback_option_is_named_when_bad(value: str) -> None:
+    with pytest.raises(ValueError, match="option 'fallback'"):
+        agents.make(f"checkpoints/no_queens.pt:fallback={value}")
+
+
 def test_training_duplicate_eval_is_barbu_eval_on_the_same_boards() -> None:
     """One duplicate core: training's batched model-selection evaluation and barbu-eval give the same
     per-board margins and the same t interval for a checkpoint against the heuristic."""

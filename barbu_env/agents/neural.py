@@ -45,6 +45,8 @@ class NeuralAgent(Agent):
         self._torch = torch
         self.path, self.greedy, self.fallback_spec = str(path), as_bool(greedy, "greedy"), fallback
         p = Path(path)
+        if not p.exists():
+            raise ValueError(f"checkpoint {str(path)!r} not found")
         files = sorted(p.glob("*.pt")) if p.is_dir() else [p]
         if not files:
             raise ValueError(f"no checkpoint (*.pt) found in folder {str(p)!r}")
@@ -56,7 +58,10 @@ class NeuralAgent(Agent):
                 raise ValueError(f"two checkpoints for contract {ckpt['contract']!r} in {str(p)!r}")
             self.nets[ckpt["contract"]] = net
             self.meta[ckpt["contract"]] = ckpt.get("meta", {})
-        self.fallback = make(fallback, seed=seed)
+        try:
+            self.fallback = make(fallback, seed=seed)
+        except ValueError as e:
+            raise ValueError(f"bad value {fallback!r} for option 'fallback': {e}") from None
 
     @property
     def spec(self) -> str:

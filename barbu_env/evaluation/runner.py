@@ -20,7 +20,7 @@ from typing import Any
 
 from ..agents import Agent, make
 from ..rules import Rules
-from .boards import Board, Game, Seating, duplicate, game_seed, lineup_of, make_boards, seatings
+from .boards import Board, Game, PlayFn, Seating, duplicate, game_seed, lineup_of, make_boards, seatings
 from .config import EvalConfig, fallback_notes, make_config
 from .report import summarise
 
@@ -90,7 +90,7 @@ def _run_task(task: tuple[Board, Sequence[Seating]]) -> tuple[Board, list[Game]]
     return task[0], _WORKER.play_board(*task)
 
 
-def env_player(cfg: EvalConfig, workers: int = 1):
+def env_player(cfg: EvalConfig, workers: int = 1) -> PlayFn:
     """A :data:`~.boards.PlayFn` playing boards through ``barbu_env.env`` in ``workers`` processes."""
 
     def play(boards: Sequence[Board], seats: Sequence[Seating]) -> Iterator[tuple[Board, list[Game]]]:
@@ -149,8 +149,10 @@ def run(
     progress: bool = False,
     finished: Sequence[dict[str, Any]] = (),
     notes: Sequence[str] = (),
+    play: PlayFn | None = None,
 ) -> dict[str, Any]:
-    """Play the boards of ``cfg`` (those not in ``finished``) and summarise them (see :func:`evaluate`)."""
+    """Play the boards of ``cfg`` (those not in ``finished``) and summarise them (see :func:`evaluate`);
+    ``play``: who plays them (default :func:`env_player` with ``workers`` processes)."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"bad number of workers {workers!r}: expected an integer >= 1")
     the_rules = cfg.make_rules()
@@ -167,7 +169,8 @@ def run(
 
     bar = tqdm(total=len(todo), desc=f"barbu-eval {cfg.mode}", unit="board", disable=not progress, file=sys.stderr)
     try:
-        for board, result in duplicate(todo, seats, env_player(cfg, workers), len(cfg.agents), the_rules.score_sign):
+        play = play or env_player(cfg, workers)
+        for board, result in duplicate(todo, seats, play, len(cfg.agents), the_rules.score_sign):
             done[wanted[board.key]] = result
             bar.update()
     except KeyboardInterrupt:
