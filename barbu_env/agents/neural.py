@@ -91,7 +91,7 @@ class NeuralAgent(Agent):
 
     def choose(self, env: Any, agent_name: str) -> int:
         deal = env.unwrapped.deal
-        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) else None
+        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
         if net is None:
             return self.fallback.act(env, agent_name)
         o = env.observe(agent_name)
@@ -101,7 +101,7 @@ class NeuralAgent(Agent):
         """Engine-level play (no env): the observation of ``info.seat`` is encoded from a deal
         consistent with its information (an observation never depends on hidden cards)."""
         deal = info.view
-        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) else None
+        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
         if net is None:
             return self.fallback.act_info(info)
         full = info.sample(self.rng)
