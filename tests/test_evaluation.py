@@ -255,7 +255,7 @@ def test_cli_match_mode_refuses_deal_mode_flags(flags, capsys):
     """Issue 15.10: match mode plays whole matches; --deals and --contract would be silently ignored."""
     with pytest.raises(SystemExit) as e:
         ev.main(["--agents", "heuristic", "random", "--mode", "match", *flags, "--no-progress"])
-    assert e.value.code == 2 and "apply to deal mode only" in capsys.readouterr().err
+    assert e.value.code == 2 and "to deal mode only" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         ev.main(["--agents", "heuristic", "random", "--matches", "3", "--no-progress"])
 

@@ -98,7 +98,8 @@ def _boards(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.mode == "match":
         wrong = [f for f, v in (("--deals", args.deals), ("--contract", args.contract)) if v is not None]
         if wrong:
-            p.error(f"{' and '.join(wrong)} apply to deal mode only: match mode plays whole matches (use --matches N)")
+            verb = "apply" if len(wrong) > 1 else "applies"
+            p.error(f"{' and '.join(wrong)} {verb} to deal mode only: match mode plays whole matches (use --matches N)")
         return args.matches or DEFAULT_MATCHES
     if args.matches is not None:
         p.error("--matches applies to match mode only: deal mode plays --deals N boards per contract")

@@ -71,9 +71,9 @@ def make_config(
             uncovered = agent.fallback_contracts(names)
             if uncovered:
                 raise ValueError(
-                    f"agent {spec!r} has no network for {uncovered}: its card play there would be its fallback "
-                    f"{agent.fallback_spec!r}'s; evaluate it on the contract(s) it was trained for, or give a "
-                    "folder of checkpoints"
+                    f"agent {spec!r} has no network for {uncovered}: its card play there would be played by its "
+                    f"fallback {agent.fallback_spec!r}; evaluate it on the contract(s) it was trained for, or give "
+                    "a folder of checkpoints"
                 )
     else:
         names = ["match"]
