@@ -66,7 +66,6 @@ own dicts (see :func:`env`).
 
 from __future__ import annotations
 
-import math
 import operator
 import warnings
 from collections.abc import Iterator
@@ -87,9 +86,8 @@ from .obs_state import SeatObservations
 from .observation import encode_any, layout
 from .render import HAND_CHOICES, render_text
 from .rules import OPTION_NAMES, Rules, load_rules
+from .validation import bad_action_type, check_env_kwargs, check_reset_options, check_seed, episode_over
 
-MODES = ("match", "deal")
-ILLEGAL_MODES = ("raise", "renege", "terminate")
 ENV_OPTIONS = (
     "mode", "contract", "declarer", "rules", "reward_scale", "illegal_action", "illegal_penalty",
     "render_mode", "render_hands",
@@ -158,8 +156,8 @@ class _ActionSpace(spaces.Discrete):
     ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
 
     def contains(self, x: Any) -> bool:
-        if type(x) is int and 0 <= x < self.n:
-            return True
+        if type(x) is int:
+            return 0 <= x < self.n  # (Discrete.contains converts to int64: an OverflowError beyond it)
         return super().contains(x)
 
 
@@ -195,7 +193,7 @@ def _agents(env: raw_env, left: int) -> Iterator[str]:
 
 
 def _check_seat(value: Any, what: str, n: int = 4) -> int | str:
-    if value == "random" and isinstance(value, str):
+    if isinstance(value, str) and value == "random":
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= int(value) < n:
         return int(value)
@@ -238,18 +236,9 @@ class raw_env(AECEnv):
                 f"unknown keyword argument(s) {unknown}: valid are the env options {list(ENV_OPTIONS)} "
                 f"and the rule options {list(OPTION_NAMES)}"
             )
-        if mode not in MODES:
-            raise ValueError(f"bad mode {mode!r}: expected one of {MODES}")
-        if illegal_action not in ILLEGAL_MODES:
-            raise ValueError(f"bad illegal_action {illegal_action!r}: expected one of {ILLEGAL_MODES}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            modes = self.metadata["render_modes"]
-            raise ValueError(f"bad render_mode {render_mode!r}: expected None or one of {modes}")
-        if render_hands not in HAND_CHOICES:
-            raise ValueError(f"bad render_hands {render_hands!r}: expected one of {HAND_CHOICES}")
-        for name, value in (("reward_scale", reward_scale), ("illegal_penalty", illegal_penalty)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"bad {name} {value!r}: expected a finite number")
+        modes = self.metadata["render_modes"]
+        scale, penalty = check_env_kwargs(mode, illegal_action, render_mode, modes, render_hands, HAND_CHOICES,
+                                          reward_scale, illegal_penalty)  # fmt: skip
         self.rules: Rules = load_rules(rules, **rule_options)
         self.mode = mode
         if contract is not None and mode != "deal":
@@ -263,9 +252,9 @@ class raw_env(AECEnv):
         self.contract = contract
         n = self.num_players = self.rules.players
         self.declarer = _check_seat(declarer, "declarer", n)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = scale
         self.illegal_action = illegal_action
-        self.illegal_penalty = float(illegal_penalty)
+        self.illegal_penalty = penalty
         self.render_mode = render_mode
         self.render_hands = render_hands
 
@@ -359,9 +348,9 @@ class raw_env(AECEnv):
         return self.match.deal if self.match is not None else self._deal  # type: ignore[return-value]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed, opts = check_seed(seed), check_reset_options(options)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
-        opts = dict(options or {})
         unknown = sorted(str(k) for k in opts if k not in RESET_OPTIONS)
         if unknown:
             warnings.warn(f"ignoring unknown reset option(s) {unknown}: valid are {list(RESET_OPTIONS)}", stacklevel=2)
@@ -469,7 +458,10 @@ class raw_env(AECEnv):
         """``AECEnv.last`` without the property lookups (observation, cumulative reward, terminated,
         truncated, info of ``agent_selection``)."""
         agent = self._m_agent_selection
-        term = self._m_terminations[agent]
+        try:
+            term = self._m_terminations[agent]
+        except KeyError:
+            raise episode_over("last()") from None
         if not observe:
             obs = None
         elif self._lazy is not None and not term and self.agent_name_mapping[agent] == self._fast.seat:
@@ -543,27 +535,30 @@ class raw_env(AECEnv):
                     return
             # an illegal action, a dead agent's step or no action id: below, with the Deal rebuilt where it is read
         agent = self._m_agent_selection
+        if agent not in self._m_terminations:
+            raise episode_over("step()")
         if self._m_terminations[agent] or self._m_truncations[agent]:
             self._was_dead_step(action)
             return
-        self._m__cumulative_rewards[agent] = 0.0
-        if self._rewards_dirty:
-            rewards = self._m_rewards
-            for a in rewards:
-                rewards[a] = 0.0
-            self._rewards_dirty = False
         deal = self.match.deal if self.match is not None else self._deal
         a = action if type(action) is int else self._as_action(action)
-        if self.illegal_action == "raise":
-            if a is None:
-                raise ValueError(f"bad action {action!r}: expected an int action id in 0..{NUM_ACTIONS - 1}")
-            deal.apply(a)  # raises ValueError naming the legal actions; the state is unchanged then
-        elif a is not None and deal.is_legal(a):
-            deal.apply(a)
-        elif not self._illegal(deal, a, action):
-            return
-        else:  # R8.2 changed the deal: the compiled copy cannot follow it
-            self._fast_deal = None
+        if a is None:  # a wrong type is refused in every mode; only an action id can be illegal
+            raise bad_action_type(action)
+        legal = self.illegal_action == "raise" or deal.is_legal(a)
+        if not legal and (not 0 <= a < NUM_ACTIONS or (deal.phase == _DECLARE and self.illegal_action == "renege")):
+            raise deal.illegal(a)  # not in the action space; a bad declaration has no R8.2 penalty to apply
+        if legal:
+            deal.apply(a)  # "raise": ValueError naming the legal actions, the state unchanged
+        self._m__cumulative_rewards[agent] = 0.0  # (only once the action is accepted: a refused step changes nothing)
+        if self._rewards_dirty:
+            rewards = self._m_rewards
+            for ag in rewards:
+                rewards[ag] = 0.0
+            self._rewards_dirty = False
+        if not legal:
+            if not self._illegal(deal, a, action):
+                return
+            self._fast_deal = None  # R8.2 changed the deal: the compiled copy cannot follow it
         if deal is self._fast_deal and self._fast.step(a) == -2:  # (not expected: the engine took the action)
             self._fast_deal = None
         if deal.phase == _OVER:
@@ -580,7 +575,7 @@ class raw_env(AECEnv):
             return int(action.reshape(()))
         return None
 
-    def _illegal(self, deal: Deal, a: int | None, action: Any) -> bool:
+    def _illegal(self, deal: Deal, a: int, action: Any) -> bool:
         """Handle an illegal action in ``renege`` / ``terminate`` mode; False when the episode ended."""
         seat = deal.current_player
         if self.illegal_action == "terminate":
@@ -595,10 +590,8 @@ class raw_env(AECEnv):
             self._version += 1
             self._mask = None
             return False
-        # renege
-        if deal.phase == _DECLARE:
-            raise deal.illegal(action)  # no contract yet: R8.2 has no penalty to apply
-        if deal.phase == _FANTAN and a is not None and 0 <= a < PASS:
+        # renege (not in the declaration: step refuses that, R8.2 has no penalty without a contract)
+        if deal.phase == _FANTAN and 0 <= a < PASS:
             rules = deal.rules
             deal.rules = rules.replace(fantan_pass="free")  # a pass that proves nothing (R8.2)
             try:
