@@ -151,7 +151,10 @@ def _hand_cards(hand: object, seat: int, hand_size: int) -> list[int]:
     if isinstance(hand, (int, np.integer)) and not isinstance(hand, (bool, np.bool_)):
         m = int(hand)
         if m < 0 or m >> NUM_CARDS:
-            raise ValueError(f"bad bitmask {m!r} for the hand of seat {seat}: expected bits 0..{NUM_CARDS - 1} only")
+            got = "a negative int" if m < 0 else f"bit {m.bit_length() - 1} set"
+            raise ValueError(
+                f"bad bitmask for the hand of seat {seat}: {got}; a hand sets bits 0..{NUM_CARDS - 1} only"
+            )
         return cards_of(m)
     if isinstance(hand, str):
         return parse_cards(hand)
