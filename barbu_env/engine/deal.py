@@ -99,6 +99,8 @@ def parse_contract(text: str | int) -> tuple[str, int, int]:
     if type(text) is str or type(text) is int:
         parsed = _PARSED.get(text)
         if parsed is None:
+            if len(_PARSED) >= 1024:  # texts differ in case and spaces: bounded
+                _PARSED.clear()
             parsed = _PARSED[text] = _parse_contract(text)  # only valid texts get here (the others raise)
         return parsed
     return _parse_contract(text)
