@@ -15,12 +15,12 @@ Keyword arguments (anything else is a ``ValueError`` that lists the valid names)
   under King without ``contract`` the declarer chooses among all King contracts.
 - ``rules``: a preset name, YAML path, mapping or ``Rules``; every RULES.md option may also be given as
   a keyword (``doubling="off"``, ``ravage_city=True``) and overrides it (``rules.load_rules``).
-- ``reward_scale`` (default 1.0): rewards are raw points times this.
+- ``reward_scale`` (default 1.0, a finite number > 0, numpy numbers too): rewards are raw points times this.
 - ``illegal_action``: ``"raise"`` (default, ``ValueError`` naming the legal actions), ``"renege"``
   (R8.2 penalty, see :meth:`raw_env.step`) or ``"terminate"`` (the offender gets
   ``-illegal_penalty * reward_scale``, the others 0, and the episode ends for all).
-- ``illegal_penalty`` (default 100.0 points): the ``"terminate"`` penalty; larger than any usual deal
-  loss so that an illegal move never pays.
+- ``illegal_penalty`` (default 100.0 points, a finite number >= 0): the ``"terminate"`` penalty; larger than
+  any usual deal loss so that an illegal move never pays.
 - ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text) or ``"human"`` (prints it);
   ``render_hands``: ``"current"`` (default, only the seat on move), ``"all"`` or ``"none"``.
 
@@ -40,8 +40,9 @@ Reset options (``env.reset(seed, options)``) for the first deal of the episode:
   (drawn from the env's RNG before the shuffle).
 - Unknown keys are ignored with a warning (PettingZoo's ``api_test`` passes a dummy option).
 
-The RNG is ``np.random.default_rng(seed)`` when ``seed`` is given; ``reset()`` without a seed keeps
-drawing from the current stream (a fresh unseeded one on the first reset).
+The RNG is ``np.random.default_rng(seed)`` when ``seed`` (a non-negative int) is given; ``reset()`` without a
+seed keeps drawing from the current stream (a fresh unseeded one on the first reset). Once every agent is done,
+``step`` and ``last`` raise a ``RuntimeError`` saying to call ``reset()``.
 
 Observations are ``{"observation": float32[OBS_SIZE], "action_mask": int8[87]}`` seat-relative, laid
 out by :mod:`barbu_env.observation` (``encode``; Barbu King has its own size, ``layout(rules).size``);
@@ -518,7 +519,8 @@ class raw_env(AECEnv):
         deal starts); in Fantan an unplayable card is taken back and counts as a pass (R8.2, R7.3; the
         pass proves nothing). An illegal declaration has no R8.2 penalty and raises;
         ``"terminate"``: the offender gets ``-illegal_penalty * reward_scale``, the others 0, and the
-        episode ends for every agent."""
+        episode ends for every agent. Only an action id 0..86 can be illegal: anything else (None while on
+        move, a float, a string, an int out of range) is a ``ValueError`` in every mode, the state unchanged."""
         if self._lazy is not None:  # the compiled copy is the state of record (see _materialise)
             a = action if type(action) is int else self._as_action(action)
             if a is not None and 0 <= a < NUM_ACTIONS:
