@@ -87,7 +87,7 @@ from .obs_state import SeatObservations
 from .observation import encode_any, layout
 from .render import HAND_CHOICES, render_text
 from .rules import OPTION_NAMES, Rules, load_rules
-from .validation import bad_action_type, check_env_kwargs, check_reset_options, check_seed, episode_over
+from .validation import bad_action_type, check_env_kwargs, check_reset_options, check_seed, not_running, unknown_agent
 
 ENV_OPTIONS = (
     "mode", "contract", "declarer", "rules", "reward_scale", "illegal_action", "illegal_penalty",
@@ -303,10 +303,16 @@ class raw_env(AECEnv):
 
     # ----------------------------------------------------------------- PettingZoo API
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
 
     @property
     def _deal(self) -> Deal | None:
@@ -425,10 +431,15 @@ class raw_env(AECEnv):
             good[1].add(contract)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.agent_name_mapping[agent]
+        try:
+            seat = self.agent_name_mapping[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
         if self._lazy is not None:  # the compiled copy is the state of record
             return self._copied_observation(agent, seat)
         deal = self.match.deal if self.match is not None else self._deal
+        if deal is None:
+            raise not_running("observe()", started=False)
         if deal is self._fast_deal and len(deal.history) == self._fast.steps:  # the compiled copy follows this deal
             return self._copied_observation(agent, seat)
         views = self._views
@@ -458,11 +469,11 @@ class raw_env(AECEnv):
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last`` without the property lookups (observation, cumulative reward, terminated,
         truncated, info of ``agent_selection``)."""
-        agent = self._m_agent_selection
         try:
+            agent = self._m_agent_selection
             term = self._m_terminations[agent]
-        except KeyError:
-            raise episode_over("last()") from None
+        except (AttributeError, KeyError):
+            raise not_running("last()", started=self._rng is not None) from None
         if not observe:
             obs = None
         elif self._lazy is not None and not term and self.agent_name_mapping[agent] == self._fast.seat:
@@ -536,10 +547,12 @@ class raw_env(AECEnv):
                         self._end_copied_deal()
                     return
             # an illegal action, a dead agent's step or no action id: below, with the Deal rebuilt where it is read
-        agent = self._m_agent_selection
-        if agent not in self._m_terminations:
-            raise episode_over("step()")
-        if self._m_terminations[agent] or self._m_truncations[agent]:
+        try:
+            agent = self._m_agent_selection
+            dead = self._m_terminations[agent] or self._m_truncations[agent]
+        except (AttributeError, KeyError):
+            raise not_running("step()", started=self._rng is not None) from None
+        if dead:
             self._was_dead_step(action)
             return
         deal = self.match.deal if self.match is not None else self._deal
@@ -638,6 +651,8 @@ class raw_env(AECEnv):
         if self.render_mode is None:
             warnings.warn("render() called with render_mode=None: pass render_mode='ansi' or 'human'", stacklevel=2)
             return None
+        if self.deal is None:
+            raise not_running("render()", started=False)
         text = render_text(self.deal, self.match, self.render_hands)
         if self.render_mode == "human":
             print(text + "\n")
@@ -650,7 +665,13 @@ class raw_env(AECEnv):
     # ----------------------------------------------------------------- for agents
     def information_state(self, agent: str) -> InfoState:
         """What ``agent`` knows: own hand and the public history (``engine.InfoState``)."""
-        return InfoState.of(self.deal, self.agent_name_mapping[agent])
+        if self.deal is None:
+            raise not_running("information_state()", started=False)
+        try:
+            seat = self.agent_name_mapping[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
+        return InfoState.of(self.deal, seat)
 
     def __str__(self) -> str:
         return self.metadata["name"]

@@ -91,6 +91,14 @@ def bad_action_type(action: Any) -> ValueError:
     return ValueError(f"bad action {action!r}: expected an int action id in 0..{NUM_ACTIONS - 1}")
 
 
-def episode_over(call: str) -> RuntimeError:
-    """The error for ``step``/``last`` once every agent of the episode is done."""
+def not_running(call: str, started: bool) -> RuntimeError:
+    """The error for ``call`` (``"step()"``, ``"last()"``, ...) before the first ``reset`` or, once ``started``,
+    after every agent of the episode is done."""
+    if not started:
+        return RuntimeError(f"{call}: the env has not been reset: call reset() first")
     return RuntimeError(f"{call}: the episode is over (every agent is done): call reset() to start a new one")
+
+
+def unknown_agent(agent: Any, agents: list[str]) -> ValueError:
+    """The error for an agent name that is not one of the env's ``agents``."""
+    return ValueError(f"unknown agent {agent!r}: the agents are {agents}")

@@ -229,3 +229,21 @@ def test_a_refused_step_keeps_the_pending_reward():
         with pytest.raises(ValueError):
             e.step(bad)
         assert e.last()[1] == reward and e.rewards == rewards and e.agent_selection == agent
+
+
+@pytest.mark.parametrize("mode", ["deal", "match"])
+def test_raw_env_calls_before_the_first_reset_say_to_reset(mode):
+    e = barbu_env.raw_env(mode=mode, render_mode="ansi")
+    for call in (lambda: e.step(0), e.last, lambda: e.observe("player_0"), e.render,
+                 lambda: e.information_state("player_0")):  # fmt: skip
+        with pytest.raises(RuntimeError, match=r"not been reset: call reset\(\) first"):
+            call()
+
+
+@pytest.mark.parametrize("agent", ["player_4", "player_9", None, ["player_0"], 0])
+def test_an_unknown_agent_is_named_with_the_valid_ones(agent):
+    e = barbu_env.env(mode="deal")
+    e.reset(seed=0)
+    for call in (e.observe, e.observation_space, e.action_space, e.unwrapped.information_state):
+        with pytest.raises(ValueError, match=r"unknown agent .*'player_0', 'player_1', 'player_2', 'player_3'"):
+            call(agent)
