@@ -75,7 +75,8 @@ def value_for(key: str) -> st.SearchStrategy:
 
 
 def kwargs_strategy() -> st.SearchStrategy[dict[str, Any]]:
-    names = st.lists(st.sampled_from([*KEYS, "colour", "Mode"]), unique=True, max_size=4)
+    # (R10.3's ``positive`` is a RULES.md option without an engine field: an unknown keyword, which must say so)
+    names = st.lists(st.sampled_from([*KEYS, "positive", "colour", "Mode"]), unique=True, max_size=4)
     return names.flatmap(lambda ks: st.fixed_dictionaries({k: value_for(k) for k in ks}))
 
 
