@@ -85,9 +85,17 @@ from .engine.infostate import InfoState
 from .engine.match import Match
 from .obs_state import SeatObservations
 from .observation import encode_any, layout
-from .render import HAND_CHOICES, render_text
+from .render import render_text
 from .rules import OPTION_NAMES, Rules, load_rules
-from .validation import bad_action_type, check_env_kwargs, check_reset_options, check_seed, not_running, unknown_agent
+from .validation import (
+    RENDER_MODES,
+    bad_action_type,
+    check_env_kwargs,
+    check_reset_options,
+    check_seed,
+    not_running,
+    unknown_agent,
+)
 
 ENV_OPTIONS = (
     "mode", "contract", "declarer", "rules", "reward_scale", "illegal_action", "illegal_penalty",
@@ -205,7 +213,7 @@ class raw_env(AECEnv):
     """Barbu, one match or one deal per episode (see the module docstring for every option)."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "name": "barbu_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1,
+        "name": "barbu_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 1,
     }  # fmt: skip
     agents = _mirrored("agents")
     agent_selection = _mirrored("agent_selection")
@@ -237,9 +245,9 @@ class raw_env(AECEnv):
                 f"unknown keyword argument(s) {unknown}: valid are the env options {list(ENV_OPTIONS)} "
                 f"and the rule options {list(OPTION_NAMES)}"
             )
-        modes = self.metadata["render_modes"]
-        scale, penalty = check_env_kwargs(mode, illegal_action, render_mode, modes, render_hands, HAND_CHOICES,
-                                          reward_scale, illegal_penalty)  # fmt: skip
+        scale, penalty = check_env_kwargs(
+            mode, illegal_action, render_mode, render_hands, reward_scale, illegal_penalty
+        )
         self.rules: Rules = load_rules(rules, **rule_options)
         self.mode = mode
         if contract is not None and mode != "deal":

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from .actions import NUM_ACTIONS
+from .render import HAND_CHOICES
 
 MODES = ("match", "deal")
 ILLEGAL_MODES = ("raise", "renege", "terminate")
+RENDER_MODES = ("ansi", "human")
 
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -42,14 +44,7 @@ def check_number(name: str, value: Any, *, positive: bool = False) -> float:
 
 
 def check_env_kwargs(
-    mode: Any,
-    illegal_action: Any,
-    render_mode: Any,
-    render_modes: list[str],
-    render_hands: Any,
-    hand_choices: tuple[str, ...],
-    reward_scale: Any,
-    illegal_penalty: Any,
+    mode: Any, illegal_action: Any, render_mode: Any, render_hands: Any, reward_scale: Any, illegal_penalty: Any
 ) -> tuple[float, float]:
     """Check the env's keywords other than the rules and the seats; return ``(reward_scale, illegal_penalty)``.
 
@@ -59,10 +54,10 @@ def check_env_kwargs(
     check_choice("illegal_action", illegal_action, ILLEGAL_MODES)
     if render_mode is not None:
         try:
-            check_choice("render_mode", render_mode, tuple(render_modes))
+            check_choice("render_mode", render_mode, RENDER_MODES)
         except ValueError:
-            raise ValueError(f"bad render_mode {render_mode!r}: expected None or one of {render_modes}") from None
-    check_choice("render_hands", render_hands, hand_choices)
+            raise ValueError(f"bad render_mode {render_mode!r}: expected None or one of {RENDER_MODES}") from None
+    check_choice("render_hands", render_hands, HAND_CHOICES)
     return check_number("reward_scale", reward_scale, positive=True), check_number("illegal_penalty", illegal_penalty)
 
 
