@@ -247,3 +247,16 @@ def test_an_unknown_agent_is_named_with_the_valid_ones(agent):
     for call in (e.observe, e.observation_space, e.action_space, e.unwrapped.information_state):
         with pytest.raises(ValueError, match=r"unknown agent .*'player_0', 'player_1', 'player_2', 'player_3'"):
             call(agent)
+
+
+def test_engine_seats_take_numpy_ints_and_refuse_bools():
+    """R1.3: a seat is an int 0..n-1; numpy integers are ints, a bool is not a seat."""
+    d = Deal.from_hands(SUIT_HANDS, np.int64(1), "no_tricks", Rules(doubling="off"))
+    assert d.declarer == 1 and type(d.declarer) is int and d.to_move == 1
+    m = barbu_env.Match(Rules(), 0, np.int64(2))
+    assert m.first_declarer == 2 and type(m.first_declarer) is int and m.deal.declarer == 2
+    for bad in (True, np.True_, 1.0, 4, -1):
+        with pytest.raises(ValueError, match="bad declarer"):
+            Deal.from_hands(SUIT_HANDS, bad, "no_tricks")
+        with pytest.raises(ValueError, match="bad first declarer"):
+            barbu_env.Match(Rules(), 0, bad)

@@ -168,6 +168,15 @@ def _hand_cards(hand: object, seat: int, hand_size: int) -> list[int]:
     return parse_cards(itertools.islice(hand, hand_size + 1))  # type: ignore[arg-type]
 
 
+def seat_index(value: object, what: str, n: int) -> int:
+    """``value`` as a seat 0..n-1 (numpy integers too, not a bool); else ``ValueError`` naming ``what``."""
+    if type(value) is int and 0 <= value < n:
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and 0 <= value < n:
+        return int(value)
+    raise ValueError(f"bad {what} {value!r}: expected a seat 0..{n - 1}")
+
+
 def deal_hands(rng: np.random.Generator, rules: Rules) -> list[int]:
     """Shuffle the deck with ``rng`` and deal ``rules.hand_size`` cards to each seat (R1.4)."""
     return _deal_masks(rng, rules.deck, rules.players)
@@ -372,8 +381,7 @@ class Deal:
         """
         consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
         rules, deck, n, hand_size, _, _, _ = consts
-        if not (isinstance(declarer, int) and 0 <= declarer < n):
-            raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..{n - 1}")
+        declarer = seat_index(declarer, "declarer", n)
         if type(hands) in (list, tuple) and len(hands) == n and all(type(h) is int for h in hands):
             masks = list(hands)  # bitmasks: checked as a whole below
             union = 0
@@ -393,8 +401,7 @@ class Deal:
         """A deal with hands shuffled by ``rng`` (R1.4)."""
         consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
         n = consts[2]
-        if not (isinstance(declarer, int) and 0 <= declarer < n):
-            raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..{n - 1}")
+        declarer = seat_index(declarer, "declarer", n)
         masks = _deal_masks(rng, consts[1], n)  # a partition of the deck by construction: no checks
         return cls._build(masks, declarer, contract, consts, available, must_double, table)
 
@@ -1072,5 +1079,6 @@ class Deal:
 
 
 __all__ = [
-    "RANK_MASK", "Deal", "Phase", "contract_name", "deal_hands", "mask_to_list", "parse_contract", "validate_hands",
+    "RANK_MASK", "Deal", "Phase", "contract_name", "deal_hands", "mask_to_list", "parse_contract", "seat_index",
+    "validate_hands",
 ]  # fmt: skip
