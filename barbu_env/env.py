@@ -166,7 +166,7 @@ class _ActionSpace(spaces.Discrete):
 
     def contains(self, x: Any) -> bool:
         if type(x) is int:
-            return 0 <= x < self.n  # (Discrete.contains converts to int64: an OverflowError beyond it)
+            return 0 <= x < NUM_ACTIONS  # (Discrete.contains converts to int64: an OverflowError beyond it)
         return super().contains(x)
 
 

@@ -19,6 +19,7 @@ import itertools
 import operator
 from collections.abc import Mapping, Sequence
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +121,7 @@ def _parse_contract(text: str | int) -> tuple[str, int, int]:
     raise ValueError(f"action {a} is not a declaration")
 
 
-def validate_hands(hands: Sequence[Sequence[str | int] | str | int], rules: Rules) -> list[int]:
+def validate_hands(hands: Any, rules: Rules) -> list[int]:
     """Bitmask hands from one hand per seat (a list of card strings/ids, a text ``"AS KH 2C"`` or a bitmask
     int); raises ``ValueError`` saying what is wrong (``TypeError`` for a value that is no hand at all)."""
     n = rules.players
@@ -165,7 +166,7 @@ def _hand_cards(hand: object, seat: int, hand_size: int) -> list[int]:
             f"bad hand {hand!r} of seat {seat}: expected a list of cards (strings like 'QS' or ids 0..51), "
             "a text like 'AS KH 2C' or a bitmask int"
         )
-    return parse_cards(itertools.islice(hand, hand_size + 1))  # type: ignore[arg-type]
+    return parse_cards(itertools.islice(hand, hand_size + 1))
 
 
 def seat_index(value: object, what: str, n: int) -> int:
@@ -391,7 +392,7 @@ class Deal:
                 validate_hands(masks, rules)  # raises with the reason
                 raise ValueError(f"hand masks must partition the {rules.deck_size}-card deck")
         else:
-            masks = validate_hands(hands, rules)  # type: ignore[arg-type]
+            masks = validate_hands(hands, rules)
         return cls._build(masks, declarer, contract, consts, available, must_double, table)
 
     @classmethod
