@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 import pytest
-from helpers import SUIT_HANDS
+from helpers import SUIT_HANDS, random_env_play
 from timeouts import time_limit
 
 import barbu_env
@@ -23,13 +23,6 @@ def _warm() -> None:
     """Load the compiled kernels before any time limit (an alarm must not land inside a compile)."""
     for mode in ("deal", "match"):
         barbu_env.env(mode=mode).reset(seed=0)
-
-
-def _play_out(e) -> None:
-    """Finish the episode with the first legal action of each decision (None for dead agents)."""
-    for _agent in e.agent_iter():
-        obs, _, term, trunc, _ = e.last()
-        e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
 
 
 # ----------------------------------------------------------------------------- item 1: hand bitmasks
@@ -95,7 +88,7 @@ def test_players_must_be_an_int_and_numpy_ints_are_ints():
         e.reset(seed=0)
         assert type(e.unwrapped.rules.players) is int and e.unwrapped.rules == barbu_env.load_rules("king3")
         assert e.possible_agents == ["player_0", "player_1", "player_2"]
-        _play_out(e)
+        random_env_play(e, np.random.default_rng(0))
 
 
 def test_numpy_values_for_rule_options_are_stored_as_python_values():
@@ -166,7 +159,7 @@ def test_huge_action_through_the_wrappers_is_out_of_the_action_space():
 def test_last_and_step_after_the_episode_say_it_is_over(mode):
     e = barbu_env.raw_env(mode=mode, **({"contract": "no_king"} if mode == "deal" else {"rules": "king_short"}))
     e.reset(seed=1)
-    _play_out(e)
+    random_env_play(e, np.random.default_rng(0))
     assert e.agents == []
     with pytest.raises(RuntimeError, match=r"episode is over.*reset"):
         e.last()

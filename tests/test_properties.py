@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import random_env_play
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from timeouts import time_limit
@@ -87,15 +88,6 @@ def assert_clear_refusal(err: BaseException, names: list[str]) -> None:
     assert any(n in msg for n in names), f"the message does not name any of {names}: {msg}"
 
 
-def _random_steps(e, rng: np.random.Generator, steps: int) -> None:
-    """Up to ``steps`` random legal actions (None for dead agents)."""
-    for _ in range(steps):
-        if not e.agents:
-            return
-        obs, _, term, trunc, _ = e.last()
-        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-
-
 def snapshot(e) -> tuple:
     """What the AEC API shows of ``e``: agents, agent on move, rewards, flags, infos, ``last()`` and every
     live agent's observation."""
@@ -132,7 +124,7 @@ def test_any_env_keywords_give_a_working_env_or_a_clear_error(kwargs, seed):
         return
     with time_limit(LIMIT_S, f"reset of env(**{kwargs!r})"):
         e.reset(seed=seed)
-        _random_steps(e, np.random.default_rng(seed), 12)
+        random_env_play(e, np.random.default_rng(seed), 12)
     for agent in e.agents:
         obs = e.observe(agent)
         assert e.observation_space(agent).contains(obs)
@@ -194,7 +186,7 @@ def test_any_reset_gives_a_valid_start_or_a_clear_error_that_changes_nothing(dat
     preset, mode = data.draw(st.sampled_from(ENVS))
     e = barbu_env.env(rules=preset, mode=mode)
     e.reset(seed=5)
-    _random_steps(e, np.random.default_rng(5), data.draw(st.integers(0, 6)))
+    random_env_play(e, np.random.default_rng(5), data.draw(st.integers(0, 6)))
     options = data.draw(options_strategy(e.unwrapped.rules) | st.none() | JUNK, label="options")
     seed = data.draw(SEEDS, label="seed")
     before = snapshot(e)
@@ -248,7 +240,7 @@ def test_any_action_is_applied_or_refused_without_a_change(data):
     e.reset(seed=seed)
     rng = np.random.default_rng(seed)
     for _ in range(data.draw(st.integers(1, 4))):
-        _random_steps(e, rng, data.draw(st.integers(0, 30)))
+        random_env_play(e, rng, data.draw(st.integers(0, 30)))
         if not e.agents:
             break
         action = data.draw(ACTIONS, label="action")

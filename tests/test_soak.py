@@ -19,6 +19,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from helpers import random_env_play
 
 import barbu_env
 from barbu_env.rules import PRESETS
@@ -83,17 +84,6 @@ def rss_bytes() -> int:
         return 0
 
 
-def play_episode(e, rng: np.random.Generator) -> None:
-    """One episode of random legal play (None for dead agents)."""
-    for _agent in e.agent_iter():
-        obs, _, term, trunc, _ = e.last()
-        if term or trunc:
-            e.step(None)
-        else:
-            legal = np.flatnonzero(obs["action_mask"])
-            e.step(int(legal[rng.integers(len(legal))]))
-
-
 def soak(episodes: int, run_one: Callable[[int], None]) -> dict[str, int]:
     """Run ``episodes`` episodes; memory and container sizes after the warm-up and at the end."""
     warm = max(1, int(episodes * WARM_UP))
@@ -127,7 +117,7 @@ def test_soak_deals_through_one_env():
 
     def one(_: int) -> None:
         e.reset()
-        play_episode(e, rng)
+        random_env_play(e, rng)
 
     report = soak(SOAK_DEALS, one)
     print("deals", report)
@@ -144,10 +134,10 @@ def test_soak_matches_over_every_preset():
         preset = presets[i % len(presets)]
         e = barbu_env.env(rules=preset, mode="match")
         e.reset(seed=i)
-        play_episode(e, rng)
+        random_env_play(e, rng)
         d = barbu_env.env(rules=preset, mode="deal", illegal_action="renege")
         d.reset(seed=i)
-        play_episode(d, rng)
+        random_env_play(d, rng)
 
     report = soak(SOAK_MATCHES, one)
     print("matches", report)
