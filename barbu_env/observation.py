@@ -603,6 +603,28 @@ def encode_any(deal: Deal, seat: int, match: Match | None = None, out: np.ndarra
     return o
 
 
+#: The blocks filled from the match, constant within a deal (zero in deal mode).
+MATCH_BLOCKS = ("is_match", "remaining", "totals", "deal_no", "deals_left", "outstanding")
+
+
+@cache
+def _match_spans(lay: Layout) -> tuple[tuple[int, int], ...]:
+    spans: list[list[int]] = []
+    for name in MATCH_BLOCKS:
+        if name in lay.blocks:
+            off, size = lay.blocks[name]
+            if spans and spans[-1][1] == off:
+                spans[-1][1] = off + size
+            else:
+                spans.append([off, off + size])
+    return tuple((a, b) for a, b in spans)
+
+
+def match_spans(rules: Rules) -> tuple[tuple[int, int], ...]:
+    """``(start, end)`` of each run of adjacent :data:`MATCH_BLOCKS` entries in the layout of ``rules``."""
+    return _match_spans(layout(rules))
+
+
 def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
     """The entries of block ``name`` of an observation under ``rules`` (a view); see :func:`block`."""
     off, size = layout(rules).blocks[name]
