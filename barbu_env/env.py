@@ -72,7 +72,8 @@ from .engine.deal import Deal, Phase, deal_hands
 from .engine.infostate import InfoState
 from .engine.match import Match
 from .env_checks import RENDER_MODES, ContractCheck, as_action, check_options, check_seat, reset_options
-from .inplay import CompiledPlay, DealInPlay, EnginePlay, mirror_for
+from . import inplay
+from .inplay import CompiledPlay, DealInPlay, EnginePlay
 from .observation import layout
 from .render import render_text
 from .rules import Rules, load_rules
@@ -174,7 +175,7 @@ class raw_env(AECEnv):
         self._match: Match | None = None
         self._play: DealInPlay | None = None
         self._credited = False  # the last step credited a deal's scores: the next one clears the rewards
-        self._mirror = mirror_for(self.rules)  # the compiled copy's buffers (numba loaded now), or None
+        self._mirror = inplay.mirror_for(self.rules)  # the compiled copy's buffers (numba loaded now), or None
 
     # ----------------------------------------------------------------- PettingZoo API
     def observation_space(self, agent: str) -> spaces.Space:
