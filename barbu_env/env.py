@@ -67,12 +67,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env import AECIterable
 
+from . import inplay
 from .actions import NUM_ACTIONS, PASS
 from .engine.deal import Deal, Phase, deal_hands
 from .engine.infostate import InfoState
 from .engine.match import Match
 from .env_checks import RENDER_MODES, ContractCheck, as_action, check_options, check_seat, reset_options
-from . import inplay
 from .inplay import CompiledPlay, DealInPlay, EnginePlay
 from .observation import layout
 from .render import render_text
@@ -265,9 +265,9 @@ class raw_env(AECEnv):
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last``: observation, cumulative reward, terminated, truncated and info of ``agent_selection``."""
-        agent = self.agent_selection
-        obs = self.observe(agent) if observe else None
-        return obs, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], self.infos[agent]
+        a = self.agent_selection
+        obs = self.observe(a) if observe else None
+        return obs, self._cumulative_rewards[a], self.terminations[a], self.truncations[a], self.infos[a]
 
     def step(self, action: Any) -> None:
         """Apply the action of ``agent_selection``. Illegal actions, by ``illegal_action``:

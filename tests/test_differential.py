@@ -12,7 +12,7 @@ import pytest
 from barbu_env import inplay
 
 sys.path.insert(0, str(Path(__file__).parent / "tools"))
-import differential_env as diff  # noqa: E402
+import differential_env as diff
 
 CONFIGS = dict(diff.configs())
 LABELS = [

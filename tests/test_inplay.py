@@ -158,7 +158,7 @@ def test_copies_mid_deal_play_on_alone(mode, how):
             break
         c.step(_first(c))
         ref.step(_first(ref))
-        for s, agent in enumerate(c.possible_agents):
+        for agent in c.possible_agents:
             assert c.observe(agent)["observation"].tobytes() == ref.observe(agent)["observation"].tobytes()
     assert c.rewards == ref.rewards
     assert len(e.deal.history) == 10 and len(c.deal.history) != 10

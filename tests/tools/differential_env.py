@@ -38,11 +38,20 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
     for r, mode, illegal, wrapped in itertools.product(rules, ("deal", "match"), ILLEGAL, (False, True)):
         label = f"{Path(r).name}|{mode}|{illegal}|{'env' if wrapped else 'raw_env'}"
         out.append((label, {"rules": r, "mode": mode, "illegal_action": illegal, "wrapped": wrapped}))
-    for extra in ({"doubling": "off"}, {"reward_scale": 0.25, "declarer": "random"}, {"contract": "trumps:H"},
-                  {"contract": "fantan:9", "fantan_pass": "free"}, {"contract": "no_queens", "illegal_penalty": 7}):
+    for extra in (
+        {"doubling": "off"},
+        {"reward_scale": 0.25, "declarer": "random"},
+        {"contract": "trumps:H"},
+        {"contract": "fantan:9", "fantan_pass": "free"},
+        {"contract": "no_queens", "illegal_penalty": 7},
+    ):
         for illegal in ILLEGAL:
-            out.append((f"classic+{sorted(extra.items())}|deal|{illegal}|raw_env",
-                        {"rules": "classic", "mode": "deal", "illegal_action": illegal, "wrapped": False, **extra}))
+            out.append(
+                (
+                    f"classic+{sorted(extra.items())}|deal|{illegal}|raw_env",
+                    {"rules": "classic", "mode": "deal", "illegal_action": illegal, "wrapped": False, **extra},
+                )
+            )
     return out
 
 
