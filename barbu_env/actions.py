@@ -82,11 +82,11 @@ def action_id(name: str) -> int:
     low = key.lower()
     if low.startswith("declare:"):
         try:
-            return declare_id(key[len("declare:") :])
+            return declare_id(key[len("declare:"):])
         except ValueError:
             pass
     elif low.startswith("double:"):
-        parts = [p for p in low[len("double:") :].split("+") if p]
+        parts = [p for p in low[len("double:"):].split("+") if p]
         if parts and all(p in RELATIVE_NAMES for p in parts) and len(set(parts)) == len(parts):
             return DOUBLE_OF_SUBSET[sum(1 << RELATIVE_NAMES.index(p) for p in parts)]
     else:

@@ -127,7 +127,9 @@ def _contract_table(rules: Rules) -> dict[str, Contract]:
     if rules.ravage_city:
         table.append(Contract("ravage_city", ravage=-24))
     if rules.salad:
-        table.append(Contract("salad", hearts_lead=True, per_trick=t["trick"], card_points=hearts + queens + king))
+        table.append(
+            Contract("salad", hearts_lead=True, per_trick=t["trick"], card_points=hearts + queens + king)
+        )
     table.append(Contract("trumps", positive=True, trumps=True, per_trick=t["trump"]))
     table.append(Contract("fantan", play=FANTAN, positive=True, fantan_points=t["fantan"]))
     return {c.name: c for c in table}
@@ -171,3 +173,4 @@ def ravage_scores(captured: list[int], penalty: int) -> list[int]:
     losers = [i for i, c in enumerate(counts) if c == top]
     share = penalty // len(losers)
     return [share if i in losers else 0 for i in range(len(captured))]
+

@@ -31,7 +31,7 @@ def stream_key(seed: int | None) -> int:
 
 def draws(key: int, k: np.ndarray, count: int) -> np.ndarray:
     """``uint64 [n, count]``: draws ``0 .. count-1`` of deals ``k`` (int array [n]) of stream ``key``."""
-    n = k.astype(U64)[:, None] * U64(SLOTS) + np.arange(1, count + 1, dtype=U64)[None, :]
+    n = (k.astype(U64)[:, None] * U64(SLOTS) + np.arange(1, count + 1, dtype=U64)[None, :])
     z = U64(key) + n * U64(GAMMA)  # uint64 arithmetic wraps, as SplitMix64 wants
     z = (z ^ (z >> U64(30))) * U64(MIX1)
     z = (z ^ (z >> U64(27))) * U64(MIX2)
