@@ -9,7 +9,8 @@ rewards, terminations, truncations, infos and the type and message of any error.
 (its digest and step count) goes to ``--out`` or stdout, then the total. Run it in two checkouts and ``diff``
 the outputs; ``--part K --parts P`` runs every P-th configuration from K (to split over processes).
 
-Uses only the public API, so it runs against any version of the env.
+Uses only the public API, so it runs against any version of the env; ``barbu_env`` is imported from the current
+directory (``cd`` into the checkout to test). The first output line names the package file.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import itertools
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -24,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-import barbu_env
-from barbu_env.rules import PRESETS
+sys.path.insert(0, os.getcwd())  # the checkout to test is the current directory
+import barbu_env  # noqa: E402
+from barbu_env.rules import PRESETS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ILLEGAL = ("raise", "renege", "terminate")
@@ -166,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
         run_config(kwargs, args.steps, seed=i, trace=sys.stdout)
         return
     warnings.simplefilter("ignore")
-    lines, total = [], 0
+    lines, total = [f"barbu_env\t{barbu_env.__file__}"], 0
     for i, (label, kwargs) in enumerate(configs()):
         if i % args.parts != args.part:
             continue
