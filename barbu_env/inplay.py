@@ -25,7 +25,7 @@ import numpy as np
 from .actions import NUM_ACTIONS
 from .engine.deal import Deal, Phase
 from .engine.match import Match
-from .observation import encode, match_spans
+from .observation import encode, match_blocks, match_spans
 from .rules import Rules
 
 _OVER = int(Phase.OVER)
@@ -167,10 +167,9 @@ class CompiledPlay:
         self.actions: list[int] = []
         self._parts: list[list[tuple[int, np.ndarray]]] | None = None  # match blocks by seat
         if match is not None:
-            d = fresh if fresh is not None else self.deal()
-            spans = match_spans(d.rules)
-            full = [encode(d, s, match) for s in range(d.n)]
-            self._parts = [[(a, o[a:b].copy()) for a, b in spans] for o in full]
+            spans = match_spans(match.rules)
+            blocks = [match_blocks(match, s) for s in range(match.n)]
+            self._parts = [[(a, o[a:b]) for a, b in spans] for o in blocks]
             if self.seat >= 0:
                 self._patch(self._row, self.seat)
 

@@ -385,17 +385,40 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     if match is None:
         numeric += lay.no_match
     else:
-        x |= 1 << at["is_match"]
-        for r, s in enumerate(rel):
-            x |= names_bits(tuple(match.remaining_contracts(s))) << (at["remaining"] + NUM_CONTRACTS * r)
-        numeric += [match.totals[s] / POINT_SCALE for s in rel]
-        numeric.append(match.deal_no / match.num_deals)
-        k = min(match.deal_no, match.num_deals)
-        numeric += [match.deals_left_of(s, k) / match.per_declarer for s in rel]
-        if "outstanding" in at:
-            for d in rel:
-                owed = match.outstanding(d)
-                numeric += [owed[s] / OBLIGATION for s in rel]
+        bits, values = _match_part(match, rel, lay)
+        x |= bits
+        numeric += values
+    return _assemble(x, numeric, lay, out)
+
+
+def _match_part(match: Match, rel: list[int], lay: Layout) -> tuple[int, list[float]]:
+    """The match blocks (constant within a deal): their binary entries as an int, the numeric ones as a list."""
+    at = lay.offset
+    x = 1 << at["is_match"]
+    for r, s in enumerate(rel):
+        x |= names_bits(tuple(match.remaining_contracts(s))) << (at["remaining"] + NUM_CONTRACTS * r)
+    numeric = [match.totals[s] / POINT_SCALE for s in rel]
+    numeric.append(match.deal_no / match.num_deals)
+    k = min(match.deal_no, match.num_deals)
+    numeric += [match.deals_left_of(s, k) / match.per_declarer for s in rel]
+    if "outstanding" in at:
+        for d in rel:
+            owed = match.outstanding(d)
+            numeric += [owed[s] / OBLIGATION for s in rel]
+    return x, numeric
+
+
+def match_blocks(match: Match, seat: int) -> np.ndarray:
+    """The observation of ``seat`` with only the :data:`MATCH_BLOCKS` filled (the rest 0), as :func:`encode`."""
+    lay = layout(match.rules)
+    n = lay.players
+    bits, values = _match_part(match, [(seat + r) % n for r in range(n)], lay)
+    numeric = [0.0] * (lay.offset["totals"] - lay.num_bits) + values
+    return _assemble(bits, numeric, lay, None)
+
+
+def _assemble(x: int, numeric: list[float], lay: Layout, out: np.ndarray | None) -> np.ndarray:
+    """The observation from its binary part (an int, bit i = entry i) and its numeric part."""
     bits = np.unpackbits(np.frombuffer(x.to_bytes(lay.num_bytes, "little"), np.uint8), count=lay.num_bits,
                          bitorder="little")  # fmt: skip
     if out is None:

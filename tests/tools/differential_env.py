@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.getcwd())  # the checkout to test is the current directory
-import barbu_env  # noqa: E402
-from barbu_env.rules import PRESETS  # noqa: E402
+import barbu_env
+from barbu_env.rules import PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
 ILLEGAL = ("raise", "renege", "terminate")
