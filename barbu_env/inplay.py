@@ -168,7 +168,7 @@ class CompiledPlay:
         self._parts: list[list[tuple[int, np.ndarray]]] | None = None  # match blocks by seat
         if match is not None:
             spans = match_spans(match.rules)
-            blocks = [match_blocks(match, s) for s in range(match.n)]
+            blocks = match_blocks(match)
             self._parts = [[(a, o[a:b]) for a, b in spans] for o in blocks]
             if self.seat >= 0:
                 self._patch(self._row, self.seat)

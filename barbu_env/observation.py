@@ -385,36 +385,49 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     if match is None:
         numeric += lay.no_match
     else:
-        bits, values = _match_part(match, rel, lay)
+        bits, values = _match_part(_match_facts(match), rel, lay)
         x |= bits
         numeric += values
     return _assemble(x, numeric, lay, out)
 
 
-def _match_part(match: Match, rel: list[int], lay: Layout) -> tuple[int, list[float]]:
-    """The match blocks (constant within a deal): their binary entries as an int, the numeric ones as a list."""
+def _match_facts(match: Match) -> tuple:
+    """What the match blocks show, by absolute seat: contracts still to declare (as bits), totals, the deal number,
+    deals left as declarer and (with doubling) the doubles each seat owes each declarer (R6.4)."""
+    n = match.n
+    remaining = [names_bits(tuple(match.remaining_contracts(s))) for s in range(n)]
+    left = [k / match.per_declarer for k in match.deals_left(min(match.deal_no, match.num_deals))]
+    owed = [match.outstanding(d) for d in range(n)]
+    return remaining, match.totals, match.deal_no / match.num_deals, left, owed
+
+
+def _match_part(facts: tuple, rel: list[int], lay: Layout) -> tuple[int, list[float]]:
+    """The match blocks (constant within a deal) seen from ``rel[0]``: binary entries as an int, numeric as a list."""
+    remaining, totals, deal_no, left, owed = facts
     at = lay.offset
     x = 1 << at["is_match"]
     for r, s in enumerate(rel):
-        x |= names_bits(tuple(match.remaining_contracts(s))) << (at["remaining"] + NUM_CONTRACTS * r)
-    numeric = [match.totals[s] / POINT_SCALE for s in rel]
-    numeric.append(match.deal_no / match.num_deals)
-    k = min(match.deal_no, match.num_deals)
-    numeric += [match.deals_left_of(s, k) / match.per_declarer for s in rel]
+        x |= remaining[s] << (at["remaining"] + NUM_CONTRACTS * r)
+    numeric = [totals[s] / POINT_SCALE for s in rel]
+    numeric.append(deal_no)
+    numeric += [left[s] for s in rel]
     if "outstanding" in at:
         for d in rel:
-            owed = match.outstanding(d)
-            numeric += [owed[s] / OBLIGATION for s in rel]
+            numeric += [owed[d][s] / OBLIGATION for s in rel]
     return x, numeric
 
 
-def match_blocks(match: Match, seat: int) -> np.ndarray:
-    """The observation of ``seat`` with only the :data:`MATCH_BLOCKS` filled (the rest 0), as :func:`encode`."""
+def match_blocks(match: Match) -> list[np.ndarray]:
+    """Each seat's observation with only the :data:`MATCH_BLOCKS` filled (the rest 0), as :func:`encode`."""
     lay = layout(match.rules)
     n = lay.players
-    bits, values = _match_part(match, [(seat + r) % n for r in range(n)], lay)
-    numeric = [0.0] * (lay.offset["totals"] - lay.num_bits) + values
-    return _assemble(bits, numeric, lay, None)
+    facts = _match_facts(match)
+    zeros = [0.0] * (lay.offset["totals"] - lay.num_bits)
+    out = []
+    for seat in range(n):
+        bits, values = _match_part(facts, [(seat + r) % n for r in range(n)], lay)
+        out.append(_assemble(bits, zeros + values, lay, None))
+    return out
 
 
 def _assemble(x: int, numeric: list[float], lay: Layout, out: np.ndarray | None) -> np.ndarray:
