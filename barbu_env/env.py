@@ -167,13 +167,13 @@ class raw_env(AECEnv):
         self.agent_name_mapping = {a: i for i, a in enumerate(agents)}
         lay = layout(self.rules)
         low, high = lay.bounds()
-        obs_space = {"observation": spaces.Box(low, high, (lay.size,), np.float32),
+        obs_space: dict[str, spaces.Space] = {"observation": spaces.Box(low, high, (lay.size,), np.float32),
                      "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)}  # fmt: skip
         self.observation_spaces = {a: spaces.Dict(obs_space) for a in agents}
         self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in agents}
         self._rng: np.random.Generator | None = None
         self._match: Match | None = None
-        self._play: DealInPlay | None = None
+        self._play: DealInPlay = None  # type: ignore[assignment]  # set by reset
         self._credited = False  # the last step credited a deal's scores: the next one clears the rewards
         self._mirror = inplay.mirror_for(self.rules)  # the compiled copy's buffers (numba loaded now), or None
 
@@ -234,15 +234,14 @@ class raw_env(AECEnv):
         self._cumulative_rewards = dict.fromkeys(agents, 0.0)
         self.terminations = dict.fromkeys(agents, False)
         self.truncations = dict.fromkeys(agents, False)
-        self.infos = {a: {} for a in agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in agents}
         self._credited = False
         self.agent_selection = self._names[max(play.seat, 0)]
 
     def _start(self, rng: np.random.Generator, opts: dict[str, Any]) -> tuple[Match | None, DealInPlay]:
         """The match (None in deal mode) and the play of the first deal under the reset options."""
-        hands, contract, seat = reset_options(opts, self.mode, self.contract, self.declarer, self.num_players)
-        if seat == "random":
-            seat = int(rng.integers(self.num_players))
+        hands, contract, chosen = reset_options(opts, self.mode, self.contract, self.declarer, self.num_players)
+        seat = int(rng.integers(self.num_players)) if chosen == "random" else int(chosen)
         if contract is not None:
             self._check_contract(contract)
         if self.mode == "match":
@@ -291,9 +290,10 @@ class raw_env(AECEnv):
         a = action if type(action) is int else as_action(action)
         play = self._play
         if a is None or not (0 <= a < NUM_ACTIONS and play.apply(a)):
-            play = self._illegal(a, action)
-            if play is None:
+            after = self._illegal(a, action)
+            if after is None:
                 return
+            play = after
         s = play.seat
         if s >= 0:
             self.agent_selection = self._names[s]
@@ -342,8 +342,9 @@ class raw_env(AECEnv):
             self._credit(self._play.scores())
             self._terminate_all()
             return
-        deal = self._engine().deal()  # the match scores the Deal
-        self._credit(deal.scores)
+        play = self._engine()  # the match scores the Deal
+        self._credit(play.scores())
+        deal = play.deal()
         if match.deal is deal:
             match.end_deal()
         if match.is_over:
@@ -372,7 +373,7 @@ class raw_env(AECEnv):
         if self.render_mode is None:
             warnings.warn("render() called with render_mode=None: pass render_mode='ansi' or 'human'", stacklevel=2)
             return None
-        text = render_text(self.deal, self.match, self.render_hands)
+        text = render_text(self._engine().deal(), self.match, self.render_hands)
         if self.render_mode == "human":
             print(text + "\n")
             return None
@@ -384,7 +385,7 @@ class raw_env(AECEnv):
     # ----------------------------------------------------------------- for agents
     def information_state(self, agent: str) -> InfoState:
         """What ``agent`` knows: own hand and the public history (``engine.InfoState``)."""
-        return InfoState.of(self.deal, self.agent_name_mapping[agent])
+        return InfoState.of(self._engine().deal(), self.agent_name_mapping[agent])
 
     def __str__(self) -> str:
         return self.metadata["name"]

@@ -37,9 +37,12 @@ _MASKS_MAX = 1 << 15
 
 
 class DealInPlay(Protocol):
-    """A deal being played. ``seat``: the seat on move, -1 once the deal is over."""
+    """A deal being played."""
 
-    seat: int
+    @property
+    def seat(self) -> int:
+        """The seat on move, -1 once the deal is over."""
+        ...
 
     def apply(self, action: int) -> bool:
         """Apply ``action`` (an id in 0..86) if it is legal; False (nothing changed) if it is not."""
@@ -121,7 +124,7 @@ class EnginePlay:
         return mask_of(self._deal)
 
     def scores(self) -> list[int]:
-        return list(self._deal.scores)
+        return list(self._deal.scores or ())
 
     def deal(self) -> Deal:
         return self._deal
@@ -165,7 +168,7 @@ class CompiledPlay:
         self._setup = setup
         self.seat = mirror.seat
         self.actions: list[int] = []
-        self._parts: list[list[tuple[int, np.ndarray]]] | None = None  # match blocks by seat
+        self._parts: list[list[tuple[int, np.ndarray]]] = []  # match mode: each seat's match blocks
         if match is not None:
             spans = match_spans(match.rules)
             blocks = match_blocks(match)
@@ -203,7 +206,7 @@ class CompiledPlay:
             return False
         self.actions.append(action)
         self.seat = s
-        if self._parts is not None and s >= 0:
+        if self._parts and s >= 0:
             self._patch(self._row, s)
         return True
 
@@ -211,7 +214,7 @@ class CompiledPlay:
         if seat == self.seat:
             return self._row
         o = self._mirror.observe(seat)
-        if self._parts is not None:
+        if self._parts:
             self._patch(o, seat)
         return o
 

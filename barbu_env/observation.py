@@ -167,6 +167,8 @@ def rules_bits(rules: Rules) -> int:
         if getattr(rules, name):
             bits |= 1 << i
         i += 1
+    if len(_RULES_BITS) >= 1024:
+        _RULES_BITS.clear()
     _RULES_BITS[id(rules)] = (rules, bits << RULES)  # holds ``rules``, so its id is not reused
     return bits << RULES
 
@@ -270,12 +272,23 @@ def _layout(players: int, king: bool, tricks: int) -> Layout:
     return Layout(players, king, tuple(bits), tuple(nums))
 
 
+_LAYOUTS: dict[int, tuple[Rules, Layout]] = {}
+
+
 def layout(rules: Rules) -> Layout:
     """The observation layout of ``rules``: the classic one (:data:`BLOCKS`, :data:`OBS_SIZE`) for
-    Barbu, Barbu King's for ``game="king"`` (see the module docstring)."""
+    Barbu, Barbu King's for ``game="king"`` (see the module docstring). Cached per ``Rules`` object."""
+    hit = _LAYOUTS.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
     if not rules.king:
-        return _layout(4, False, NUM_TRICKS_MAX)
-    return _layout(rules.players, True, max(NUM_TRICKS_MAX, rules.hand_size))
+        lay = _layout(4, False, NUM_TRICKS_MAX)
+    else:
+        lay = _layout(rules.players, True, max(NUM_TRICKS_MAX, rules.hand_size))
+    if len(_LAYOUTS) >= 1024:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(rules)] = (rules, lay)  # holds ``rules``, so its id is not reused while cached
+    return lay
 
 
 #: The classic layout (the table above).
@@ -341,9 +354,9 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     for k, c in enumerate(deal.trick):
         x |= 1 << (at["trick"] + CARDS * ((deal.leader + k - seat) % n) + c)
     x |= 1 << (at["trick_no"] + min(deal.trick_no, deal.num_tricks - 1))
-    c = deal.contract
-    if c is not None:
-        i = _CONTRACT_INDEX.get(c.name, -1)
+    contract = deal.contract
+    if contract is not None:
+        i = _CONTRACT_INDEX.get(contract.name, -1)
         x |= 1 << (at["contract"] + i if i >= 0 else at["extra_deal"])  # R2.4 tie-break deal
         if deal.trump >= 0:
             x |= 1 << (at["trump"] + deal.trump)
