@@ -304,13 +304,14 @@ class raw_env(AECEnv):
 
     def _illegal(self, a: int | None, action: Any) -> DealInPlay | None:
         """Handle an action the play refused, by ``illegal_action``; the play after it, None when the episode ended."""
-        play = self._engine()
-        deal = play.deal()
         if self.illegal_action == "raise":
             if a is None:
                 raise ValueError(f"bad action {action!r}: expected an int action id in 0..{NUM_ACTIONS - 1}")
-            deal.apply(a)  # raises ValueError naming the legal actions; the state is unchanged then
+            play = self._engine()
+            play.deal().apply(a)  # raises ValueError naming the legal actions; the state is unchanged then
             return play
+        play = self._engine()
+        deal = play.deal()
         seat = deal.current_player
         if self.illegal_action == "terminate":
             penalty = -self.illegal_penalty * self.reward_scale
