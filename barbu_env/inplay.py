@@ -142,17 +142,14 @@ def _mirror_step(*args: Any) -> int:
 
 def mirror_for(rules: Rules) -> Any:
     """A compiled :class:`~barbu_env.vector.single.Mirror` for deals under ``rules``, or None where it cannot
-    follow them (numba missing; rules outside the batched engine's, e.g. Barbu King)."""
-    from .vector.backend import numba_available
+    follow them (rules outside the batched engine's, e.g. Barbu King). Imports numba."""
     from .vector.tables import check_rules
 
-    if not numba_available():
-        return None
     try:
         check_rules(rules)
     except ValueError:
         return None
-    from .vector.single import Mirror  # imports numba
+    from .vector.single import Mirror
 
     return Mirror(rules)
 

@@ -213,18 +213,3 @@ def test_a_deal_changed_by_its_reader_is_followed():
     assert e.deal.is_over and all(e.terminations.values())
     for s, agent in enumerate(e.possible_agents):
         assert np.array_equal(e.observe(agent)["observation"], encode(e.deal, s))
-
-
-def test_without_numba_the_engine_plays(monkeypatch):
-    """Without numba the env plays on the engine alone, observations as ``encode``."""
-    from barbu_env.vector import backend
-
-    monkeypatch.setattr(backend, "numba_available", lambda: False)
-    assert mirror_for(load_rules("classic")) is None
-    e = barbu_env.raw_env(mode="deal", contract="trumps:D")
-    e.reset(seed=1)
-    for _agent in e.agent_iter():
-        obs, _, term, trunc, _ = e.last()
-        seat = e.agent_name_mapping[e.agent_selection]
-        assert np.array_equal(obs["observation"], encode(e.deal, seat))
-        e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
