@@ -72,13 +72,14 @@ from .actions import NUM_ACTIONS, PASS
 from .engine.deal import Deal, Phase, deal_hands
 from .engine.infostate import InfoState
 from .engine.match import Match
-from .env_checks import RENDER_MODES, ContractCheck, as_action, check_options, check_seat, reset_options
+from .env_checks import MODES, RENDER_MODES, ContractCheck, as_action, check_options, check_seat, reset_options
 from .inplay import CompiledPlay, DealInPlay, EnginePlay
 from .observation import layout
 from .render import render_text
 from .rules import Rules, load_rules
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
+__all__ = ["AGENTS", "MODES", "env", "raw_env"]
 
 _NO_MASK = np.zeros(NUM_ACTIONS, np.int8)  # the mask of agents not on move (copied: a copy is cheaper than zeros)
 
