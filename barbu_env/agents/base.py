@@ -13,11 +13,14 @@ seed and the same game give the same choices.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..engine import Deal, InfoState
+
+if TYPE_CHECKING:
+    from ..vector import VectorDeals
 
 
 def seat_of(agent_name: str) -> int:
@@ -37,6 +40,8 @@ class Agent:
 
     #: The name used in specs and tables (``"random"``, ``"heuristic"``, ``"pimc"``).
     name = "agent"
+    #: Whether the agent has a compiled form on the batched engine (:meth:`vector_actions`).
+    compiled = False
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
@@ -73,6 +78,11 @@ class Agent:
         if deal.current_player != seat:
             raise ValueError(f"seat {seat} is not on move (seat {deal.current_player} is)")
         return int(self.act_info(InfoState.of(deal, seat)))
+
+    def vector_actions(self, deals: VectorDeals, games: np.ndarray | None = None) -> np.ndarray:
+        """The agent's actions for the seats on move of a ``barbu_env.vector.VectorDeals`` batch (int64 [B]; only
+        the games set in the bool mask ``games``, -1 elsewhere), for agents with :attr:`compiled`."""
+        raise NotImplementedError(f"agent {self.spec!r} has no compiled form on VectorDeals (compiled=False)")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec!r}, seed={self.seed!r})"

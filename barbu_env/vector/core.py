@@ -25,7 +25,7 @@ INT_FIELDS = (("tricks_won", 4), ("points", 4), ("passes", 4), ("doubles", 4), (
               ("phase", 1), ("to_move", 1), ("declarer", 1), ("leader", 1), ("led", 1), ("best", 1), ("winner", 1),
               ("top_trump", 1), ("trick_len", 1), ("trick_no", 1), ("contract", 1), ("trump", 1), ("fantan_rank", 1),
               ("double_step", 1), ("must_double", 1), ("num_fin", 1), ("avail_decl", 1), ("avail_names", 1),
-              ("hearts_broken", 1))  # fmt: skip
+              ("pass_run", 1), ("hearts_broken", 1))  # fmt: skip
 
 
 def _columns() -> dict[str, int]:
@@ -84,6 +84,7 @@ class State:
     num_fin: np.ndarray
     avail_decl: np.ndarray  # i64 [B] mask over the 26 declaration actions (R3.1)
     avail_names: np.ndarray  # i64 [B] mask over CONTRACT_NAMES (the observation's available block)
+    pass_run: np.ndarray  # i64 [B] Fantan passes since the last card played (the trailing passes of the history)
     hearts_broken: np.ndarray  # i64 [B] 0 or 1
 
     @classmethod

@@ -52,9 +52,9 @@ TRICKS_WON, POINTS, PASSES, DOUBLES, FIN_PLACE, SCORES = (COLUMNS[n] for n in (
 PHASE, TO_MOVE, DECLARER, LEADER, LED, BEST, WINNER, TOP_TRUMP, TRICK_LEN, TRICK_NO = (
     COLUMNS[n] for n in ("phase", "to_move", "declarer", "leader", "led", "best", "winner", "top_trump",
                          "trick_len", "trick_no"))  # fmt: skip
-CONTRACT, TRUMP, FANTAN_RANK, DOUBLE_STEP, MUST_DOUBLE, NUM_FIN, AVAIL_DECL, AVAIL_NAMES, HEARTS_BROKEN = (
+CONTRACT, TRUMP, FANTAN_RANK, DOUBLE_STEP, MUST_DOUBLE, NUM_FIN, AVAIL_DECL, AVAIL_NAMES, PASS_RUN, HEARTS_BROKEN = (
     COLUMNS[n] for n in ("contract", "trump", "fantan_rank", "double_step", "must_double", "num_fin",
-                         "avail_decl", "avail_names", "hearts_broken"))  # fmt: skip
+                         "avail_decl", "avail_names", "pass_run", "hearts_broken"))  # fmt: skip
 # the tables (jit_tables): the rule switches, then the declaration columns, then one row per contract
 (F_UNTIL_BROKEN, F_MUST_LEAD_TRUMP, F_OVERTRUMP, F_FREE_PASS, F_ACE_AGAIN, F_DOUBLING_OFF, F_DECLARER_ONLY, F_SPLIT,
  F_HAND_SIZE, F_DECK, F_RULES_WORD, F_CARD_POINTS) = range(12)  # fmt: skip

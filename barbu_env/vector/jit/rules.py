@@ -77,6 +77,7 @@ from .common import (
     LED,
     MUST_DOUBLE,
     NUM_FIN,
+    PASS_RUN,
     PASSES,
     PHASE,
     PLAYABLE,
@@ -340,9 +341,11 @@ def _fantan(x: np.ndarray, t: np.ndarray, g: int, a: int) -> bool:
     ended = False
     if a == PASS:  # R7.3
         x[g, PASSES + p] += 1
+        x[g, PASS_RUN] += 1
         if not t[F_FREE_PASS]:
             x[g, EXCLUDED + p] |= x[g, PLAYABLE]
     else:  # R7.2
+        x[g, PASS_RUN] = 0
         bt = _bit(a)
         deck = U64(t[F_DECK])
         x[g, HANDS + p] ^= I64(bt)
