@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from barbu_env.evaluation import deal_board, evaluate, game_seed, lineup_of, seatings
+from barbu_env.evaluation import evaluate
+from barbu_env.evaluation.boards import deal_board, game_seed, lineup_of, seatings
 from barbu_env.rules import Rules
 from barbu_env.vector.duplicate import play_games
 
