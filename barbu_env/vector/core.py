@@ -39,11 +39,18 @@ def _columns() -> dict[str, int]:
 #: First column of each field.
 COLUMNS = _columns()
 NUM_COLUMNS = sum(w for _, w in CARD_FIELDS + INT_FIELDS)
+
+
+def _start_row() -> np.ndarray:
+    row = np.zeros(NUM_COLUMNS, I64)
+    for name in ("led", "best", "winner", "top_trump"):
+        row[COLUMNS[name]] = -1
+    row[COLUMNS["fin_place"] : COLUMNS["fin_place"] + 4] = -1
+    return row
+
+
 #: A game's row before its set-up: "none" (-1) for the empty trick's fields and the Fantan places, else 0.
-START_ROW = np.zeros(NUM_COLUMNS, I64)
-for _name in ("led", "best", "winner", "top_trump"):
-    START_ROW[COLUMNS[_name]] = -1
-START_ROW[COLUMNS["fin_place"] : COLUMNS["fin_place"] + 4] = -1
+START_ROW = _start_row()
 
 
 @dataclass
