@@ -127,7 +127,7 @@ class Match:
         """Contracts ``seat`` has not yet declared, in table order (R3.1); in King's fixed order the
         contracts of the deals still to come, the same for every seat (R11.2)."""
         if self.fixed_order:
-            return list(self.table)[self.deal_no:]
+            return list(self.table)[self.deal_no :]
         return [n for n in self.table if n not in self.used[seat]]
 
     def _new_deal(self, hands: list[int] | None = None, contract: str | None = None) -> Deal:
@@ -149,6 +149,13 @@ class Match:
             contract = fixed  # R11.1: no declaration; Domino's declarer still names the rank (R11.2)
         return Deal.from_hands(hands, d, contract, self.rules, available=available,
                                must_double=self.obligation_due(d, k), table=self.table)  # fmt: skip
+
+    def redeal(self, hands: Sequence[Sequence[str | int]] | Sequence[int]) -> None:
+        """Replace the current deal, before its first action, by one of ``hands`` (a card list or bitmask per
+        seat; an outside dealer such as OpenSpiel's chance nodes). Schedule, contracts and R6.4 duties stay."""
+        if self.is_over or self.deal.history:
+            raise ValueError("redeal() replaces a deal before its first action: this deal has started")
+        self.deal = self._new_deal(list(hands))  # type: ignore[arg-type]  # Deal.from_hands checks them
 
     # ----------------------------------------------------------------- play
     @property
