@@ -21,7 +21,8 @@ Keyword arguments (anything else is a ``ValueError`` that lists the valid names)
   ``-illegal_penalty * reward_scale``, the others 0, and the episode ends for all).
 - ``illegal_penalty`` (default 100.0 points): the ``"terminate"`` penalty; larger than any usual deal
   loss so that an illegal move never pays.
-- ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text) or ``"human"`` (prints it);
+- ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text), ``"human"`` (prints it) or ``"rgb_array"``
+  (an H×W×3 ``uint8`` picture, :mod:`barbu_env.render_image`);
   ``render_hands``: ``"current"`` (default, only the seat on move), ``"all"`` or ``"none"``.
 
 Rewards: when a deal ends every seat is credited that deal's score (contract + settlement, R8.1), so an
@@ -206,7 +207,7 @@ class raw_env(AECEnv):
     """Barbu, one match or one deal per episode (see the module docstring for every option)."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "name": "barbu_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1,
+        "name": "barbu_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False, "render_fps": 1,
     }  # fmt: skip
     agents = _mirrored("agents")
     agent_selection = _mirrored("agent_selection")
@@ -639,10 +640,16 @@ class raw_env(AECEnv):
         for ag in self._agent_names:
             self.terminations[ag] = True
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            warnings.warn("render() called with render_mode=None: pass render_mode='ansi' or 'human'", stacklevel=2)
+            warnings.warn(
+                "render() called with render_mode=None: pass render_mode='ansi', 'human' or 'rgb_array'", stacklevel=2
+            )
             return None
+        if self.render_mode == "rgb_array":  # a picture of the table (Pillow, imported on first use)
+            from .render_image import render_image
+
+            return render_image(self.deal, self.match, self.render_hands)
         text = render_text(self.deal, self.match, self.render_hands)
         if self.render_mode == "human":
             print(text + "\n")

@@ -249,3 +249,19 @@ def test_heuristic_bot_beats_random_bots():
         bots = [bo.bot("heuristic", seed)] + [uniform_random.UniformRandomBot(p, rs) for p in range(1, 4)]
         total += evaluate_bots.evaluate_bots(game.new_initial_state(), bots, rs)
     assert total[0] > total[1:].mean()
+
+
+def test_duplicate_measure_counts_margins_per_board():
+    """The IS-MCTS measurement's bookkeeping: the deterministic heuristic against itself has margin 0 on every
+    board (each seat's return minus the table mean, averaged over its seats, sums to zero); a searcher's
+    timed decisions are its own with more than one legal action."""
+    from barbu_env.openspiel.duplicate import markdown, run
+
+    result = run(["heuristic", "ismcts:simulations=3"], boards=2, contracts=["no_queens", "trumps"])
+    heuristic, ismcts = result["rows"]
+    assert heuristic["margin"]["mean"] == 0 and heuristic["margin"]["sd"] == 0
+    assert ismcts["decisions"] > 8 and ismcts["ms_per_decision"] > 0
+    assert result["difference"]["margin"]["n"] == 2
+    assert "`ismcts:simulations=3`" in markdown(result)
+    with pytest.raises(ValueError, match="valid options are"):
+        run(["ismcts:depth=3"], boards=1)
