@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml Makefile
 	-$(PY) -m pip install -q -e ".[sb3]" "torch==2.13.0"
 	-$(PY) -m pip install -q -e ".[torchrl]" "torch==2.13.0"
 	-$(PY) -m pip install -q -e ".[rllib]" "torch==2.13.0"
+	-$(PY) -m pip install -q -e ".[tianshou]" "torch==2.13.0"
 	touch $(STAMP)
 
 venv: $(STAMP)
