@@ -265,3 +265,17 @@ def test_duplicate_measure_counts_margins_per_board():
     assert "`ismcts:simulations=3`" in markdown(result)
     with pytest.raises(ValueError, match="valid options are"):
         run(["ismcts:depth=3"], boards=1)
+
+
+def test_readme_ismcts_snippet_runs():
+    """The README's OpenSpiel block: IS-MCTS in seat 0 against three heuristic bots plays a whole deal."""
+    from pathlib import Path
+
+    from tests.test_doc_snippets import python_blocks
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in python_blocks(readme) if "python_barbu" in b]
+    namespace: dict = {"__name__": "__readme__"}
+    exec(compile(block, "README.md OpenSpiel block", "exec"), namespace)
+    state = namespace["state"]
+    assert state.is_terminal() and sum(state.returns()) == -24  # R4.3
