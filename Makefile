@@ -11,8 +11,6 @@ $(STAMP): pyproject.toml Makefile
 	# CPU torch first, so the package's torch range does not pull a multi-GB CUDA build
 	$(PY) -m pip install -q "torch==2.13.0"
 	$(PY) -m pip install -q -e ".[dev,train]"
-	# numba: the compiled backend of barbu_env.vector (tests skip it when missing): optional
-	-$(PY) -m pip install -q -e ".[fast]"
 	# OpenSpiel / Shimmy are only the benchmark's reference systems: optional
 	-$(PY) -m pip install -q -e ".[bench]"
 	# RL framework adapters (tests skip a framework that is missing): optional, one line each

@@ -16,13 +16,12 @@ chance nodes are not counted) per second:
 - ``vector-256`` / ``vector-1024`` / ``vector-4096``: ``barbu_env.vector.VectorDeals`` with B games, the 7
   classic contracts spread over the games, classic doubling; each batched step is ``observe()`` (float32
   observations and masks of every acting seat), a random legal action per game (``random_actions``),
-  ``step()``; counts B decisions per step. Backend ``auto`` (numba if installed, else numpy), one thread.
-  ``vector-4096-2threads``: the numba backend on 2 threads (OpenMP workers spin ``GOMP_SPINCOUNT=100000``
-  times before they sleep, unless ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` is set);
-  ``vector-4096-numpy``: the numpy backend. ``vector-4096-packed``: ``observe_packed()`` instead (the same
-  observations as bits + numeric part, for unpacking on the training device); ``vector-4096-noobs``: masks
-  only (both ``auto``, one thread). Each vector row is preceded by a note line: batch, observation
-  mode, backend, threads, bytes per game.
+  ``step()``; counts B decisions per step. The compiled kernels on one thread.
+  ``vector-4096-2threads``: on 2 threads (OpenMP workers spin ``GOMP_SPINCOUNT=100000`` times before they
+  sleep, unless ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` is set). ``vector-4096-packed``:
+  ``observe_packed()`` instead (the same observations as bits + numeric part, for unpacking on the training
+  device); ``vector-4096-noobs``: masks only (both one thread). Each vector row is preceded by a note line:
+  batch, observation mode, threads, bytes per game.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -39,7 +38,7 @@ import numpy as np
 
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
 ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "holdem", "shimmy-hearts", "pyspiel-hearts",
-        "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads", "vector-4096-numpy", "vector-4096-packed",
+        "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads", "vector-4096-packed",
         "vector-4096-noobs")  # fmt: skip
 
 
@@ -141,7 +140,7 @@ def _pyspiel_hearts(seconds: float) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def _vector(batch: int, observe: str = "float", backend: str = "auto", threads: int = 1) -> Callable[[float], float]:
+def _vector(batch: int, observe: str = "float", threads: int = 1) -> Callable[[float], float]:
     def run(seconds: float) -> float:
         # numba's OpenMP workers wait between kernels by spinning (libgomp: 300k spins, or for ever with
         # OMP_WAIT_POLICY=active) or sleeping (passive). Spinning for ever stalls on busy cores; sleeping at
@@ -151,18 +150,14 @@ def _vector(batch: int, observe: str = "float", backend: str = "auto", threads: 
             os.environ.setdefault("GOMP_SPINCOUNT", "100000")
         from .rules import Rules
         from .vector import VectorDeals, random_actions
-        from .vector.backend import numba_available
 
-        if backend == "numba" and not numba_available():
-            raise NotInstalled("numba (pip install barbu_env[fast])")
         if threads > (os.cpu_count() or 1):
             raise NotInstalled(f"{threads} threads need {threads} cores, found {os.cpu_count()}")
-        v = VectorDeals(list(CONTRACTS), Rules(), batch=batch, seed=0, backend=backend, threads=threads)
-        name = v.backend.name
+        v = VectorDeals(list(CONTRACTS), Rules(), batch=batch, seed=0, threads=threads)
         v.reset()
         rng = np.random.default_rng(0)
         for get_mask in (lambda: v.observe()[1], lambda: v.observe_packed()[2], v.action_masks):
-            v.step(random_actions(get_mask(), rng, name))  # numba: load (or compile) the kernels before timing
+            v.step(random_actions(get_mask(), rng))  # load (or compile) the kernels before timing
         n = 0
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < seconds:
@@ -172,14 +167,14 @@ def _vector(batch: int, observe: str = "float", backend: str = "auto", threads: 
                 mask = v.observe_packed()[2]
             else:
                 mask = v.action_masks()
-            v.step(random_actions(mask, rng, name))
+            v.step(random_actions(mask, rng))
             n += batch
         rate = n / (time.perf_counter() - t0)
         size = v.nbytes()
         used = v.backend.num_threads()
         wait = "".join(f", {k}={os.environ[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if k in os.environ)
         wait = wait if used > 1 else ""
-        print(f"{'':18s} (B={batch}, observe={observe}: {name} backend, {used} thread{'s' if used > 1 else ''}{wait}; "
+        print(f"{'':18s} (B={batch}, observe={observe}: {used} thread{'s' if used > 1 else ''}{wait}; "
               f"bytes per game: state {size['state']}, obs {size['obs']}, mask {size['mask']}, "
               f"scratch {size['scratch']})")  # fmt: skip
         return rate
@@ -199,8 +194,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "vector-256": _vector(256),
     "vector-1024": _vector(1024),
     "vector-4096": _vector(4096),
-    "vector-4096-2threads": _vector(4096, backend="numba", threads=2),
-    "vector-4096-numpy": _vector(4096, backend="numpy"),
+    "vector-4096-2threads": _vector(4096, threads=2),
     "vector-4096-packed": _vector(4096, observe="packed"),
     "vector-4096-noobs": _vector(4096, observe="none"),
 }
@@ -214,7 +208,6 @@ RATIOS = (
     ("vector-1024 / pyspiel-hearts", "vector-1024", "pyspiel-hearts", 8.0),
     ("vector-4096 / pyspiel-hearts", "vector-4096", "pyspiel-hearts", 8.0),
     ("vector-4096-2threads / pyspiel", "vector-4096-2threads", "pyspiel-hearts", 8.0),
-    ("vector-4096-numpy / pyspiel", "vector-4096-numpy", "pyspiel-hearts", None),
     ("vector-4096-packed / pyspiel", "vector-4096-packed", "pyspiel-hearts", 8.0),
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
 )

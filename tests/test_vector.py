@@ -4,9 +4,8 @@ Differential tests: B games run in ``VectorDeals`` and, side by side, B referenc
 from the same hands and declarer; every step the seat on move, the action mask (``Deal.legal_actions``),
 the observation (``observation.encode``), the rewards (``Deal.scores``, R8.1) and the deal ends must be
 identical. Random legal actions drive both; every contract is played under each rule option that matters
-in deal mode (R4.1, R4.4, R5.4, R5.5, R6.6, R6.7, R7.3, R7.5, R9, R10). Every test runs on both backends
-(``numpy`` and, when numba is installed, ``numba``), and a cross-backend test checks that they give the
-same trajectories, observations, masks and rewards from the same seed.
+in deal mode (R4.1, R4.4, R5.4, R5.5, R6.6, R6.7, R7.3, R7.5, R9, R10), through ``observe`` (float32
+rows, of the seat on move and of another seat) and ``observe_packed`` (bits + numeric part, unpacked).
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,15 +23,11 @@ from barbu_env.cards import parse_cards
 from barbu_env.engine.deal import OVER, Deal
 from barbu_env.observation import OBS_SIZE, encode
 from barbu_env.rules import Rules, load_rules
-from barbu_env.vector import VectorDeals, random_actions, unpack_observations
-from barbu_env.vector.backend import numba_available
+from barbu_env.vector import BACKENDS, VectorDeals, random_actions, unpack_observations
 
 # numba's OpenMP workers (test_numba_threads) busy-wait by default, which stalls on shared CI cores; read
 # when numba starts its thread pool, i.e. at the first parallel kernel of this process
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed (pip install barbu_env[fast])")
-#: Every test taking ``backend`` runs once per backend.
-BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
 
 TRICK_CONTRACTS = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two"]
 #: Per game, round-robin: full declaration, each contract with its parameter chosen by the declarer.
@@ -53,10 +49,10 @@ def ref_mask(deal: Deal) -> np.ndarray:
     return m
 
 
-def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: int, backend: str) -> int:
-    """Play ``steps`` batched steps, checking every game against its reference; returns deals finished."""
-    v = VectorDeals(specs, rules, batch=batch, seed=seed, backend=backend)
-    assert v.backend.name == backend
+def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: int, packed: bool = False) -> int:
+    """Play ``steps`` batched steps, checking every game against its reference; returns deals finished.
+    ``packed``: the observations of the seats on move come from ``observe_packed`` (unpacked) instead."""
+    v = VectorDeals(specs, rules, batch=batch, seed=seed)
     v.reset()
     spec_of = [specs[g % len(specs)] for g in range(batch)]
     refs = [reference(v, g, spec_of[g]) for g in range(batch)]
@@ -65,7 +61,11 @@ def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: in
     for step in range(steps):
         other = step % 5 == 4  # now and then observe the next seat instead of the one on move
         seats = (v.seat + 1) % 4 if other else None
-        obs, mask, seat = v.observe(seats)
+        if packed and not other:
+            bits, numeric, mask, seat = v.observe_packed()
+            obs = unpack_observations(bits, numeric)
+        else:
+            obs, mask, seat = v.observe(seats)
         want_seat = np.array([d.current_player for d in refs])
         np.testing.assert_array_equal(seat, want_seat)
         obs_seats = want_seat if seats is None else seats
@@ -80,7 +80,7 @@ def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: in
         else:
             assert not mask.any()  # seats not on move get a zero mask
             mask = v.action_masks()
-        actions = random_actions(mask, rng, backend)
+        actions = random_actions(mask, rng)
         rewards, done = v.step(actions)
         for g, d in enumerate(refs):
             d.apply(int(actions[g]))
@@ -91,13 +91,13 @@ def run_differential(rules: Rules, specs: list, batch: int, steps: int, seed: in
                 finished += 1
             else:
                 assert not rewards[g].any()
+            np.testing.assert_array_equal(v.state.hands[g], refs[g].hands, err_msg=f"step {step} game {g}: hands")
     return finished
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_classic_every_contract(backend):
+def test_classic_every_contract():
     """Classic rules (R3-R8): declaration, doubling, all seven contracts; thousands of deals."""
-    assert run_differential(Rules(), SPECS, batch=320, steps=480, seed=1, backend=backend) > 2000
+    assert run_differential(Rules(), SPECS, batch=320, steps=480, seed=1) > 2000
 
 
 OPTIONS = [
@@ -120,87 +120,57 @@ def option_rules(options: dict | str) -> tuple[Rules, list]:
     return rules, SPECS + [c for c in ("ravage_city", "salad") if getattr(rules, c)]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("options", OPTIONS)
-def test_rule_options(options, backend):
+def test_rule_options(options):
     rules, specs = option_rules(options)
-    assert run_differential(rules, specs, batch=96, steps=240, seed=7, backend=backend) > 200
+    assert run_differential(rules, specs, batch=96, steps=240, seed=7) > 200
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_fixed_contracts_with_parameters(backend):
+def test_fixed_contracts_with_parameters():
     """``trumps:S`` / ``fantan:7`` skip the declaration, as ``env(contract=...)`` does."""
     specs = ["trumps:S", "fantan:7", "no_king", "trumps:H", "fantan:A"]
-    assert run_differential(Rules(), specs, 80, 160, 3, backend) > 100
+    assert run_differential(Rules(), specs, 80, 160, 3) > 100
 
 
-@needs_numba
 @pytest.mark.parametrize("options", [{}, *OPTIONS])
-def test_backends_identical(options):
-    """numpy and numba, same seed: the same seats, observations (``observe`` of the seat on move and of
-    another seat, ``observe_packed``), masks, actions, rewards and final state arrays, step after step."""
+def test_packed_observations_equal_reference(options):
+    """``observe_packed`` (unpacked) of the seats on move against ``encode`` of the reference deals, with the
+    masks, rewards and hands, under every rule option."""
     rules, specs = option_rules(options)
-    a, b = (VectorDeals(specs, rules, batch=128, seed=11, backend=name) for name in ("numpy", "numba"))
-    a.reset()
-    b.reset()
-    rng_a, rng_b = np.random.default_rng(2), np.random.default_rng(2)
-    finished = 0
-    for step in range(300):
-        seats = (a.seat + 1) % 4 if step % 5 == 4 else None
-        for x, y in zip(a.observe(seats), b.observe(seats)):
-            np.testing.assert_array_equal(x, y, err_msg=f"step {step}: observe")
-        for x, y in zip(a.observe_packed(), b.observe_packed()):
-            np.testing.assert_array_equal(x, y, err_msg=f"step {step}: observe_packed")
-        mask = a.action_masks().copy()
-        np.testing.assert_array_equal(mask, b.action_masks())
-        actions = random_actions(mask, rng_a, "numpy")
-        np.testing.assert_array_equal(actions, random_actions(mask, rng_b, "numba"))
-        (ra, da), (rb, db) = a.step(actions), b.step(actions)
-        np.testing.assert_array_equal(ra, rb, err_msg=f"step {step}: rewards")
-        np.testing.assert_array_equal(da, db, err_msg=f"step {step}: done")
-        finished += int(da.sum())
-    for x, y in zip(a.state.blocks(), b.state.blocks()):
-        np.testing.assert_array_equal(x, y)
-    assert finished > 500
+    assert run_differential(rules, specs, batch=128, steps=300, seed=11, packed=True) > 300
 
 
-def test_backend_selection(monkeypatch):
-    """``backend``: numpy / numba / auto; errors name the valid choices and the missing extra."""
-    import barbu_env.vector.backend as backend_mod
-
-    assert VectorDeals("no_queens", backend="numpy").backend.name == "numpy"
-    with pytest.raises(ValueError, match=r"unknown backend 'torch': valid are \['auto', 'numpy', 'numba'\]"):
-        VectorDeals("no_queens", backend="torch")
+def test_backend_names():
+    """``backend``: ``"auto"`` or ``"numba"`` (the compiled kernels); other names fail, naming the valid ones."""
+    assert BACKENDS == ("auto", "numba")
+    for name in BACKENDS:
+        assert VectorDeals("no_queens", backend=name).backend.name == "numba"
+    for bad in ("numpy", "torch"):
+        with pytest.raises(ValueError, match=rf"unknown backend '{bad}': valid are \['auto', 'numba'\]"):
+            VectorDeals("no_queens", backend=bad)
+        with pytest.raises(ValueError, match=rf"unknown backend '{bad}'"):
+            random_actions(np.ones((2, 5), np.int8), np.random.default_rng(0), bad)
     with pytest.raises(ValueError, match="bad threads"):
-        VectorDeals("no_queens", backend="numpy", threads=0)
-    want = "numba" if numba_available() else "numpy"
-    assert VectorDeals("no_queens").backend.name == want  # auto
-    monkeypatch.setattr(backend_mod, "numba_available", lambda: False)
-    assert VectorDeals("no_queens").backend.name == "numpy"
-    with pytest.raises(ImportError, match=r"pip install barbu_env\[fast\]"):
-        VectorDeals("no_queens", backend="numba")
-    with pytest.raises(ImportError, match=r"pip install barbu_env\[fast\]"):
-        random_actions(np.ones((2, 5), np.int8), np.random.default_rng(0), "numba")
+        VectorDeals("no_queens", threads=0)
 
 
 def test_numba_not_imported_by_package():
-    """numba is imported only when the numba backend is chosen, never by ``import barbu_env(.vector)``."""
+    """numba is imported when kernels are first needed, never by ``import barbu_env(.vector)``."""
     code = "import sys, barbu_env, barbu_env.vector; assert 'numba' not in sys.modules, 'numba imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@needs_numba
 def test_numba_threads():
-    """``threads`` sets the numba backend's thread count; results do not depend on it."""
+    """``threads`` sets the kernels' thread count; results do not depend on it."""
     import numba
 
     many = numba.config.NUMBA_NUM_THREADS
-    one = VectorDeals(SPECS, Rules(), batch=64, seed=5, backend="numba")
+    one = VectorDeals(SPECS, Rules(), batch=64, seed=5)
     assert one.backend.num_threads() == 1
-    other = VectorDeals(SPECS, Rules(), batch=64, seed=5, backend="numba", threads=many)
+    other = VectorDeals(SPECS, Rules(), batch=64, seed=5, threads=many)
     assert other.backend.num_threads() == many
     with pytest.raises(ValueError, match="exceeds NUMBA_NUM_THREADS"):
-        VectorDeals(SPECS, Rules(), batch=64, backend="numba", threads=many + 1)
+        VectorDeals(SPECS, Rules(), batch=64, threads=many + 1)
     for v in (one, other):
         v.reset()
     rng = np.random.default_rng(0)
@@ -214,8 +184,7 @@ def test_numba_threads():
         np.testing.assert_array_equal(x, y)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_scripted_trump_lead_e2(backend):
+def test_scripted_trump_lead_e2():
     """E2 / R5.4: a declarer holding trumps must lead one; R5.5: a void follower must trump."""
     hands = [
         "AS KS 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH",
@@ -223,7 +192,7 @@ def test_scripted_trump_lead_e2(backend):
         "3C 2C AD KD QD JD TD 9D 8D 7D 6D 5D 4D",
         "4S 5S 6S 7S 8S 9S TS JS QS KH AH 2D 3D",
     ]
-    v = VectorDeals("trumps:S", Rules(doubling="off"), batch=2, seed=0, backend=backend)
+    v = VectorDeals("trumps:S", Rules(doubling="off"), batch=2, seed=0)
     v.reset_games([0, 1], hands=[hands, hands], declarer=[0, 1])
     _, mask, seat = v.observe()
     assert list(seat) == [0, 1]
@@ -237,14 +206,13 @@ def test_scripted_trump_lead_e2(backend):
     assert sorted(np.flatnonzero(mask[1])) == sorted(np.flatnonzero(held))  # void in spades, no trump: any card (R5.1)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_boards_queue_and_duplicate(backend):
+def test_boards_queue_and_duplicate():
     """A board queue is dealt in order; games go inactive once it is used up."""
     rng = np.random.default_rng(5)
     src = VectorDeals("no_queens", Rules(doubling="off"), batch=3, seed=9)
     src.reset()
     hands = src.state.hands.copy()
-    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0, boards=(hands, [0, 1, 2]), backend=backend)
+    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0, boards=(hands, [0, 1, 2]))
     v.reset()
     assert list(v.board_of) == [0, 1]
     np.testing.assert_array_equal(v.state.hands, hands[:2])
@@ -259,8 +227,7 @@ def test_boards_queue_and_duplicate(backend):
     assert (v.seat == -1).all() and not v.observe()[1].any()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_errors(backend):
+def test_errors():
     if "game" in Rules.__dataclass_fields__:  # Barbu King (R11) is not batched
         with pytest.raises(ValueError, match=r"not supported by the batched engine.*supported: hearts_lead="):
             VectorDeals(None, Rules(game="king", doubling="off"))
@@ -268,7 +235,7 @@ def test_errors(backend):
         VectorDeals("salad", Rules())
     with pytest.raises(ValueError, match=r"needs a parameter|unknown contract"):
         VectorDeals("trumps:", Rules())
-    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0, backend=backend)
+    v = VectorDeals("no_queens", Rules(doubling="off"), batch=2, seed=0)
     with pytest.raises(ValueError, match="reset"):
         v.observe()
     _, mask, _ = v.reset()
@@ -283,10 +250,9 @@ def test_errors(backend):
         v.observe(np.array([0, 4]))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_packed_observations_unpack_to_observe(backend):
+def test_packed_observations_unpack_to_observe():
     """``observe_packed`` + ``unpack_observations`` give exactly ``observe``'s arrays, every phase."""
-    v = VectorDeals(SPECS, Rules(), batch=64, seed=4, backend=backend)
+    v = VectorDeals(SPECS, Rules(), batch=64, seed=4)
     v.reset()
     rng = np.random.default_rng(4)
     for _ in range(90):
@@ -300,9 +266,8 @@ def test_packed_observations_unpack_to_observe(backend):
         v.step(random_actions(mask, rng))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_memory_and_shapes(backend):
-    v = VectorDeals(None, Rules(), batch=8, seed=0, backend=backend)
+def test_memory_and_shapes():
+    v = VectorDeals(None, Rules(), batch=8, seed=0)
     obs, mask, seat = v.reset()
     assert obs.shape == (8, OBS_SIZE) and obs.dtype == np.float32
     assert mask.shape == (8, NUM_ACTIONS) and mask.dtype == np.int8 and seat.shape == (8,)
@@ -335,25 +300,55 @@ def test_deal_stream():
     assert (deal_stream(key, np.arange(5), np.arange(52), 13, declarer=2)[1] == 2).all()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_games_deal_from_the_stream(backend):
-    """Game g's n-th deal is deal ``n * B + g`` of the seed's stream, on both backends (restarts included)."""
+def test_games_deal_from_the_stream():
+    """Game g's n-th deal is deal ``n * B + g`` of the seed's stream (restarts included)."""
     from barbu_env.vector.dealing import deal_stream, stream_key
 
     batch, t = 6, load_rules("classic")
-    v = VectorDeals("no_queens", t, batch=batch, seed=21, backend=backend)
+    v = VectorDeals("no_queens", t, batch=batch, seed=21)
     v.reset()
     k = np.arange(batch)
     np.testing.assert_array_equal(v.state.hands, deal_stream(stream_key(21), k, np.arange(52), 13)[0])
     np.testing.assert_array_equal(v.state.declarer, deal_stream(stream_key(21), k, np.arange(52), 13)[1])
     rng, seen = np.random.default_rng(0), np.ones(batch, np.int64)
     for _ in range(200):
-        _, done = v.step(random_actions(v.action_masks(), rng, backend))
+        _, done = v.step(random_actions(v.action_masks(), rng))
         for g in np.flatnonzero(done):
             want = deal_stream(stream_key(21), np.array([seen[g] * batch + g]), np.arange(52), 13)[0][0]
             np.testing.assert_array_equal(v.state.hands[g], want)
             seen[g] += 1
     assert seen.sum() > 2 * batch
-    again = VectorDeals("no_queens", t, batch=batch, seed=0, backend=backend)
+    again = VectorDeals("no_queens", t, batch=batch, seed=0)
     again.reset(seed=21)
     np.testing.assert_array_equal(again.state.hands, deal_stream(stream_key(21), k, np.arange(52), 13)[0])
+
+
+def test_kernel_cache_follows_fingerprint(tmp_path, monkeypatch):
+    """The kernels' disk cache is kept only under the fingerprint computed at import: it changes with the
+    kernel sources and with a constant the kernels freeze; a cache stamped with another one is deleted."""
+    import types
+
+    from barbu_env.vector import jit
+
+    assert jit.fingerprint() == jit.FINGERPRINT
+    for d in {d.stats.cache_path for d in jit.DISPATCHERS}:
+        assert (Path(d) / jit.STAMP).read_text() == jit.FINGERPRINT
+    monkeypatch.setattr(jit.obs, "O_HAND", jit.obs.O_HAND + 1)  # an observation offset moved
+    assert jit.fingerprint() != jit.FINGERPRINT
+    monkeypatch.undo()
+    src = tmp_path / "kernels.py"
+    mod = types.ModuleType("kernels")
+    mod.__file__ = str(src)
+    src.write_text("x = 1\n")
+    before = jit.fingerprint((mod,))
+    src.write_text("x = 2\n")  # a kernel's code changed
+    assert jit.fingerprint((mod,)) != before
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for name in ("k.f-1.py312.nbi", "k.f-1.py312.1.nbc", "k.cpython-312.pyc"):
+        (cache / name).write_text("")
+    assert [p.name for p in jit.drop_stale_cache({str(cache)}, "abc")] == ["k.f-1.py312.1.nbc", "k.f-1.py312.nbi"]
+    assert (cache / jit.STAMP).read_text() == "abc" and (cache / "k.cpython-312.pyc").exists()
+    (cache / "k.g-9.py312.nbi").write_text("")
+    assert jit.drop_stale_cache({str(cache)}, "abc") == []  # the same fingerprint: the cache stays
+    assert [p.name for p in jit.drop_stale_cache({str(cache)}, "def")] == ["k.g-9.py312.nbi"]

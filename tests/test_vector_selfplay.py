@@ -22,14 +22,11 @@ from barbu_env.engine.deal import OVER, Deal  # noqa: E402
 from barbu_env.nn import load_checkpoint  # noqa: E402
 from barbu_env.observation import encode  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
-from barbu_env.vector.backend import numba_available  # noqa: E402
 from training import ppo  # noqa: E402
 from training.common import load_config  # noqa: E402
 from training.ppo import TrainConfig  # noqa: E402
 from training.selfplay import HEURISTIC, LEARNER, SNAPSHOT  # noqa: E402
 from training.vector_selfplay import VectorSelfPlay  # noqa: E402
-
-needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed (pip install barbu_env[fast])")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,16 +117,14 @@ def check_batch(sp: VectorSelfPlay, want) -> None:
         assert batch.reward[traj[-1]] == pytest.approx(reward)
 
 
-@pytest.mark.parametrize(("contract", "declare", "doubling", "backend"), [
-    ("no_queens", "heuristic", "classic", "numpy"), ("trumps", "heuristic", "classic", "numpy"),
-    ("fantan", "policy", "classic", "numpy"), ("trumps", "policy", "off", "numpy"),
-    pytest.param("no_hearts", "heuristic", "classic", "numba", marks=needs_numba)])  # fmt: skip
-def test_batches_equal_reference_replay(contract: str, declare: str, doubling: str, backend: str) -> None:
+@pytest.mark.parametrize(("contract", "declare", "doubling"), [
+    ("no_queens", "heuristic", "classic"), ("trumps", "heuristic", "classic"), ("fantan", "policy", "classic"),
+    ("trumps", "policy", "off"), ("no_hearts", "heuristic", "classic")])  # fmt: skip
+def test_batches_equal_reference_replay(contract: str, declare: str, doubling: str) -> None:
     rules = Rules() if doubling == "classic" else Rules(doubling="off")
     roles = [LEARNER, SNAPSHOT, LEARNER, LEARNER]
     sp = VectorSelfPlay(contract, rules, 6, np.random.default_rng(0), lambda r: list(r.permutation(roles)),
-                        double_prob=0.5, declare=declare, backend=backend)  # fmt: skip
-    assert sp.env.backend.name == backend
+                        double_prob=0.5, declare=declare)  # fmt: skip
     log = logged_run(sp, 150)
     want = expected_batch(log, contract, rules, declare, sp.scale)
     check_batch(sp, want)
@@ -143,7 +138,7 @@ def test_batches_equal_reference_replay(contract: str, declare: str, doubling: s
 def test_declarations_recorded_only_with_policy_mode() -> None:
     for declare, recorded in (("heuristic", False), ("policy", True)):
         sp = VectorSelfPlay("trumps", Rules(doubling="off"), 4, np.random.default_rng(3), lambda r: [LEARNER] * 4,
-                            declare=declare, backend="numpy")  # fmt: skip
+                            declare=declare)  # fmt: skip
         for _ in range(60):
             sp.step(random_policy(0))
         masks = np.stack(sp.take_batch().mask)
@@ -151,7 +146,7 @@ def test_declarations_recorded_only_with_policy_mode() -> None:
 
 
 def test_no_doubles_taken_with_double_prob_zero() -> None:
-    sp = VectorSelfPlay("no_hearts", Rules(), 8, np.random.default_rng(4), lambda r: [LEARNER] * 4, backend="numpy")
+    sp = VectorSelfPlay("no_hearts", Rules(), 8, np.random.default_rng(4), lambda r: [LEARNER] * 4)
     log = logged_run(sp, 80)
     actions = np.concatenate([a for *_, a, _ in log])
     assert (actions == DOUBLE_BASE).sum() > 0 and not (actions > DOUBLE_BASE).any()
@@ -160,11 +155,10 @@ def test_no_doubles_taken_with_double_prob_zero() -> None:
 def test_errors() -> None:
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="heuristic agent needs Deal objects"):
-        VectorSelfPlay("no_queens", Rules(), 2, rng, lambda r: [LEARNER, HEURISTIC, LEARNER, LEARNER], backend="numpy")
+        VectorSelfPlay("no_queens", Rules(), 2, rng, lambda r: [LEARNER, HEURISTIC, LEARNER, LEARNER])
     with pytest.raises(ValueError, match=r"bad declare 'random'.*\['heuristic', 'policy'\]"):
-        VectorSelfPlay("trumps", Rules(), 2, rng, lambda r: [LEARNER] * 4, declare="random", backend="numpy")
-    sp = VectorSelfPlay("no_queens", Rules(doubling="off"), 2, rng, lambda r: [SNAPSHOT, LEARNER] * 2,
-                        backend="numpy")  # fmt: skip
+        VectorSelfPlay("trumps", Rules(), 2, rng, lambda r: [LEARNER] * 4, declare="random")
+    sp = VectorSelfPlay("no_queens", Rules(doubling="off"), 2, rng, lambda r: [SNAPSHOT, LEARNER] * 2)
     with pytest.raises(ValueError, match="need a policy"):
         for _ in range(4):
             sp.step(random_policy(0))

@@ -1,11 +1,11 @@
 """Batched engine for self-play (deal mode of classic Barbu): :class:`VectorDeals`.
 
-Layout: ``tables`` (rules and contracts as constant arrays), ``core`` (state arrays, legality,
-transitions), ``encode`` (observations and masks, identical to ``observation.encode`` and
-``Deal.legal_actions``), ``backend`` (the two backends behind one interface), ``jit`` (the numba
-backend: per-game compiled kernels on the same state arrays; imported only when chosen), ``deals``
-(the API). The numpy code of ``core`` / ``encode`` is the array-programming reference; it goes through
-``tables.xp`` so that a torch backend can replace numpy without a redesign.
+Layout: ``tables`` (rules and contracts as constant arrays), ``core`` (the state arrays), ``dealing`` (the
+stream of random deals), ``encode`` (the packed observation layout, its unpacking), ``jit`` (the compiled
+numba kernels: ``jit.rules`` legality, transitions, scoring and new deals, ``jit.obs`` observations and
+masks, ``jit.mirror`` the single-deal copy, ``jit.common`` what they share; bit for bit ``engine.deal.Deal``
+and ``observation.encode``), ``backend`` (the kernels bound to a batch), ``deals`` (the API), ``single``
+(one deal: the env's compiled copy). numba is imported when a ``VectorDeals`` or ``single.Mirror`` is built.
 """
 
 from .backend import BACKENDS

@@ -1,8 +1,8 @@
 """Random deals of the batched engine as a counter-based stream (R1.4: a shuffled deck, dealt evenly).
 
 Deal ``k`` of a stream depends only on the stream's 64-bit key and on ``k``: its random numbers are the
-SplitMix64 outputs number ``SLOTS * k + 1 ...`` of the key, so the numpy code here and the numba kernels
-(``jit._start_game``) deal exactly the same cards, one game at a time or in a batch, in any order.
+SplitMix64 outputs number ``SLOTS * k + 1 ...`` of the key, so the numpy code here and the kernels
+(``jit.rules._start_game``) deal exactly the same cards, one game at a time or in a batch, in any order.
 ``VectorDeals`` gives game ``g`` of ``B`` its ``n``-th deal as deal ``n * B + g``: no game waits for another.
 
 Draw ``i`` of deal ``k``: slot 0 picks the declarer (its top two bits), slots ``1 .. N-1`` are the
@@ -14,8 +14,6 @@ gets positions ``s * n .. s * n + n - 1`` (``n`` cards a hand).
 from __future__ import annotations
 
 import numpy as np
-
-from .core import bit
 
 U64 = np.uint64
 #: SplitMix64's increment and mixing constants.
@@ -31,7 +29,7 @@ def stream_key(seed: int | None) -> int:
 
 def draws(key: int, k: np.ndarray, count: int) -> np.ndarray:
     """``uint64 [n, count]``: draws ``0 .. count-1`` of deals ``k`` (int array [n]) of stream ``key``."""
-    n = (k.astype(U64)[:, None] * U64(SLOTS) + np.arange(1, count + 1, dtype=U64)[None, :])
+    n = k.astype(U64)[:, None] * U64(SLOTS) + np.arange(1, count + 1, dtype=U64)[None, :]
     z = U64(key) + n * U64(GAMMA)  # uint64 arithmetic wraps, as SplitMix64 wants
     z = (z ^ (z >> U64(30))) * U64(MIX1)
     z = (z ^ (z >> U64(27))) * U64(MIX2)
@@ -51,6 +49,6 @@ def deal_stream(key: int, k: np.ndarray, deck_ids: np.ndarray, hand_size: int,
         held = order[:, i].copy()
         order[:, i] = order[rows, j]
         order[rows, j] = held
-    hands = np.bitwise_or.reduce(bit(order.reshape(n, 4, hand_size)), axis=2)
+    hands = np.bitwise_or.reduce(np.left_shift(U64(1), order.reshape(n, 4, hand_size).astype(U64)), axis=2)
     drawn = (d[:, 0] >> U64(62)).astype(np.int64)
     return hands, drawn if declarer < 0 else np.full(n, declarer, np.int64)

@@ -18,8 +18,8 @@ from ..contracts import CONTRACT_NAMES
 from ..engine.deal import parse_contract, validate_hands
 from ..observation import OBS_SIZE
 from ..rules import Rules, load_rules
-from .backend import Backend, make_backend, random_choice
-from .core import State, is_legal, popcount, start
+from .backend import Kernels, make_backend, random_choice
+from .core import State
 from .dealing import deal_stream, stream_key
 from .tables import NUM_DECL, OVER, U64, Tables, build_tables
 
@@ -36,18 +36,18 @@ class VectorDeals:
     - ``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``: fixed, no declaration (like ``env(contract=...)``).
 
     ``seed`` (``None``: fresh entropy) keys the stream of random deals (:mod:`.dealing`): game g's n-th deal is
-    the stream's deal ``n * B + g``, whatever the backend or the order in which games finish.
+    the stream's deal ``n * B + g``, whatever the order in which games finish.
     ``declarer``: a seat 0..3, or ``"random"`` (default) drawn per deal. Doubling (R6) follows
     ``rules.doubling`` (``"off"`` skips it). ``boards``: optional ``(hands, declarers)`` queue — hands as a
     ``uint64 [N, 4]`` mask array or N lists of 4 card lists — dealt in order to games as they (re)start;
     once it is used up, finished games go inactive (seat -1, zero mask) and :attr:`finished` turns true.
     ``auto_reset=False`` leaves finished deals over until :meth:`reset_games`.
 
-    ``backend``: ``"numpy"`` (array code, the reference), ``"numba"`` (compiled per-game kernels, several
-    times faster; ``pip install barbu_env[fast]``) or ``"auto"`` (numba if installed); both give identical
-    results. ``threads``: threads of the numba backend's per-game loops (default 1; numpy ignores it). More
-    threads pay only on idle cores: with numba's OpenMP layer on shared cores, set ``OMP_WAIT_POLICY=passive``
-    (busy-waiting workers can otherwise stall each step for a scheduler time slice).
+    The games run in compiled per-game kernels (numba, :mod:`.jit`; compiled on first use, then cached on
+    disk); ``backend`` (``"auto"`` or ``"numba"``, :data:`.backend.BACKENDS`) names them. ``threads``: threads
+    of the kernels' per-game loops (default 1). More threads pay only on idle cores: with numba's OpenMP layer
+    on shared cores, set ``OMP_WAIT_POLICY=passive`` (busy-waiting workers can otherwise stall each step for a
+    scheduler time slice).
 
     Rewards are raw deal scores (contract + doubling settlement, R8.1), ``float32 [B, 4]`` by absolute
     seat, non-zero only on the step that ends a deal — the AEC env's rewards with ``reward_scale=1``.
@@ -64,7 +64,7 @@ class VectorDeals:
         self.rules: Rules = load_rules(rules)
         self.tables: Tables = build_tables(self.rules)
         self.batch = int(batch)
-        self.backend: Backend = make_backend(backend, self.tables, self.batch, threads)
+        self.backend: Kernels = make_backend(backend, self.tables, self.batch, threads)
         self.declarer = declarer
         self._declarer = -1 if declarer == "random" else int(declarer)
         self.auto_reset = auto_reset
@@ -126,7 +126,7 @@ class VectorDeals:
             h = np.array([validate_hands(x, self.rules) for x in hands], U64).reshape(-1, 4)  # type: ignore[union-attr]
         t = self.tables
         union = h[:, 0] | h[:, 1] | h[:, 2] | h[:, 3]
-        bad = (union != t.deck) | (popcount(h) != t.hand_size).any(axis=1)
+        bad = (union != t.deck) | (np.bitwise_count(h) != t.hand_size).any(axis=1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"hands of board {i} do not deal the {self.rules.deck_size}-card deck "
@@ -141,9 +141,11 @@ class VectorDeals:
         self._dealt[g] += 1
         return deal_stream(self.key, k, t.deck_ids, t.hand_size, self._declarer)
 
-    def _start(self, g: np.ndarray, hands: np.ndarray, declarer: np.ndarray, must_double: np.ndarray | int = 0) -> None:
-        """Fresh deals in games ``g`` (``core.start``)."""
-        start(self.state, self.tables, g, hands, declarer, must_double, self._specs)
+    def _start(self, g: np.ndarray, hands: np.ndarray, declarer: np.ndarray,
+               must_double: int | Sequence[int] | np.ndarray = 0) -> None:  # fmt: skip
+        """Fresh deals in games ``g`` (``Kernels.start``)."""
+        md = np.broadcast_to(np.asarray(must_double, np.int64), g.shape)
+        self.backend.start(self.state, g, hands, declarer, md, self._specs)
         self.active[g] = True
         self._legal = None
 
@@ -195,9 +197,8 @@ class VectorDeals:
             d = np.broadcast_to(np.asarray(declarer, np.int64), g.shape).copy()
             if ((d < 0) | (d > 3)).any():
                 raise ValueError(f"bad declarer {declarer!r}: expected seats 0..3")
-        md = np.broadcast_to(np.asarray(must_double, np.int64), g.shape)
         self.board_of[g] = -1
-        self._start(g, h, d, md)
+        self._start(g, h, d, must_double)
         self._started = True
 
     @property
@@ -211,9 +212,9 @@ class VectorDeals:
         return not self.active.any()
 
     def legal(self) -> tuple[np.ndarray, np.ndarray]:
-        """The legal actions as two ``uint64`` words per game (see ``core.legal_words``); cached."""
+        """The legal actions as two ``uint64`` words per game (see ``Kernels.legal``); cached."""
         if self._legal is None:
-            self._legal = self.backend.legal(self.state, self.tables)
+            self._legal = self.backend.legal(self.state)
         return self._legal
 
     def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -230,7 +231,7 @@ class VectorDeals:
                 raise ValueError(f"bad seats {seats!r}: expected seats 0..3 (or -1 for none) per game")
             obs_seat = np.where(seat >= 0, want, -1)
         low, high = self.legal()
-        self.backend.observe(self.state, self.tables, obs_seat, low, high, self.obs, self.mask)
+        self.backend.observe(self.state, obs_seat, low, high, self.obs, self.mask)
         return self.obs, self.mask, seat
 
     def observe_packed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -241,7 +242,7 @@ class VectorDeals:
         self._need_start()
         seat = self.seat
         low, high = self.legal()
-        bits, num = self.backend.observe_packed(self.state, self.tables, seat, low, high, self.mask)
+        bits, num = self.backend.observe_packed(self.state, seat, low, high, self.mask)
         return bits, num, self.mask, seat
 
     def action_masks(self) -> np.ndarray:
@@ -263,19 +264,26 @@ class VectorDeals:
         rewards = np.zeros((self.batch, 4), np.float32)
         done = np.zeros(self.batch, bool)
         stream = (self.key, self._dealt, self._declarer) if self.auto_reset and self._boards is None else None
-        st, t = self.state, self.tables
-        ended, self._legal = self.backend.step(st, t, low, high, a, rewards, done, self._specs, stream)
+        st = self.state
+        ended, self._legal = self.backend.step(st, low, high, a, rewards, done, self._specs, stream)
         if ended < 0:
-            raise self._illegal(a, np.flatnonzero((st.phase != OVER) & ~is_legal(low, high, a)))
+            raise self._illegal(a, st.phase != OVER)
         if ended and stream is None and self.auto_reset:  # the next boards of the queue
             self._new_deals(np.flatnonzero(done))
         return rewards, done
 
-    def _illegal(self, a: np.ndarray, games: np.ndarray) -> ValueError:
+    def _illegal(self, a: np.ndarray, live: np.ndarray) -> ValueError:
+        """The error naming the games of ``live`` (bool [B]) whose action is illegal and their legal actions."""
         low, high = self.legal()
-        parts = []
-        for g in games[:5]:
+        parts: list[str] = []
+        games: list[int] = []
+        for g in np.flatnonzero(live):
             words = int(low[g]) | int(high[g]) << DECLARE_BASE
+            if 0 <= a[g] < NUM_ACTIONS and words >> int(a[g]) & 1:
+                continue
+            games.append(int(g))
+            if len(parts) == 5:
+                continue
             legal = [i for i in range(NUM_ACTIONS) if words >> i & 1]
             try:
                 what = action_name(int(a[g]))
@@ -284,7 +292,7 @@ class VectorDeals:
             names = ", ".join(f"{action_name(x)} ({x})" for x in legal)
             seat = int(self.state.to_move[g])
             parts.append(f"game {g}: {what} ({int(a[g])}) is illegal for seat {seat}; legal are {names}")
-        more = f" (and {games.size - 5} more games)" if games.size > 5 else ""
+        more = f" (and {len(games) - 5} more games)" if len(games) > 5 else ""
         return ValueError("illegal actions: " + "; ".join(parts) + more)
 
     def _need_start(self) -> None:
@@ -293,7 +301,7 @@ class VectorDeals:
 
     # ------------------------------------------------------------------ sizes
     def nbytes(self) -> dict[str, int]:
-        """Bytes per game: engine state arrays, observation and mask buffers, backend scratch."""
+        """Bytes per game: engine state arrays, observation and mask buffers, kernel scratch."""
         b = self.batch
         return {"state": (self.state.nbytes() + self._dealt.nbytes) // b, "obs": self.obs.nbytes // b,
                 "mask": self.mask.nbytes // b, "scratch": self.backend.nbytes() // b}  # fmt: skip
@@ -301,7 +309,7 @@ class VectorDeals:
 
 def random_actions(mask: np.ndarray, rng: np.random.Generator, backend: str = "auto") -> np.ndarray:
     """A uniformly random legal action per row of an ``int8 [B, A]`` mask (rows with no legal action get 0).
-    One ``rng.random(B)`` draw; the same actions with either ``backend`` (``"auto"``: numba if installed)."""
+    One ``rng.random(B)`` draw (``backend``: see :data:`.backend.BACKENDS`)."""
     return random_choice(mask, rng.random(mask.shape[0]), backend)
 
 

@@ -1,14 +1,14 @@
 """One deal as a compiled mirror of the engine: the AEC env's observations and masks by numba (RULES.md R3-R9).
 
 :class:`Mirror` holds the :class:`~.core.State` of a single game (batch 1) and the per-rules tables of the
-numba backend in one byte buffer (laid out here, read by the ``mirror_*`` kernels of :mod:`.jit`), so that
+kernels in one byte buffer (laid out here, read by the ``mirror_*`` kernels of :mod:`.jit.mirror`), so that
 each kernel call takes one array for all of them. ``load(deal)`` copies a fresh ``Deal``; ``step(action)``
 applies the action and, in the same call, writes the observation row and the action mask of the seat now
 on move into :attr:`Mirror.row` / :attr:`Mirror.mask`; ``observe(seat)`` writes another seat's row. Each is
 the array of ``observation.encode`` / ``Deal.legal_actions`` (the tests compare them).
 
-Importing this module imports numba (``pip install barbu_env[fast]``): the env imports it only when it
-builds a mirror. Kernels are compiled on first use and cached on disk (``cache=True``).
+Importing this module imports numba: the env imports it only when it builds a mirror. Kernels are
+compiled on first use and cached on disk (``cache=True``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from ..engine.deal import Deal
 from ..observation import OBS_SIZE, names_bits
 from ..rules import Rules
 from .encode import NUM_WORDS
-from .jit import (
+from .jit import jit_tables
+from .jit.mirror import (
     H_SCORES,
     H_SHAPE,
     H_TABLES,
@@ -30,7 +31,6 @@ from .jit import (
     NI,
     NS,
     NW,
-    jit_tables,
     mirror_load,
     mirror_observe,
     mirror_step,
@@ -42,7 +42,7 @@ I64 = np.int64
 
 def _layout(tables: tuple[np.ndarray, ...]) -> np.ndarray:
     """The buffer (uint8): its header (byte offsets of the blocks, table shapes), the zero state, the tables,
-    the packed-words scratch and the legal words (see ``jit.HEADER``)."""
+    the packed-words scratch and the legal words (see ``jit.mirror.HEADER``)."""
     sizes = [8 * NC * 4, 8 * NI * 4, 8 * NW, 8 * NS, 8, 8 * 4]  # cards4, ints4, words, scalars, hb, scores
     sizes += [a.nbytes for a in tables] + [8 * NUM_WORDS, 16]
     offs, o = [], 8 * HEADER

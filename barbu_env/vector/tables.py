@@ -19,8 +19,6 @@ from ..engine.doubling import REL_TO_ABS
 from ..observation import RULES, rules_bits
 from ..rules import Rules
 
-#: The array module. A torch backend swaps this (and the few helpers of ``core``/``encode``) only.
-xp = np
 U64 = np.uint64
 ONE = np.uint64(1)
 #: Decisions by phase, as in ``engine.deal.Phase``.
