@@ -177,6 +177,20 @@ def test_resample_keeps_the_information_state(params):
         assert changed
 
 
+def test_resample_in_a_later_deal_of_a_match():
+    """Match mode: the seat's record of finished deals stays; only the current deal's hidden cards change."""
+    rng = np.random.default_rng(11)
+    game = bo.load(rules="king3", mode="match", short=True)
+    state = _random_play(game.new_initial_state(), rng, 75)  # R11.4: 51 cards a deal, so in the second deal
+    assert state.match.deal_no == 1 and not state.is_chance_node()
+    seat = state.current_player()
+    other = state.resample_from_infostate(seat, pyspiel.UniformProbabilitySampler(0.0, 1.0))
+    assert other.information_state_string(seat) == state.information_state_string(seat)
+    assert other.history()[: state._core.start] == state.history()[: state._core.start]
+    assert other.match.totals == state.match.totals and other.deal.hands != state.deal.hands
+    assert other.legal_actions() == state.legal_actions()
+
+
 def test_resample_while_dealing():
     game = bo.load(contract="no_hearts")
     state = game.new_initial_state()

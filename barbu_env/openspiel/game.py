@@ -30,7 +30,7 @@ assumes at most three rounds of passes per card played.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ import pyspiel
 from ..actions import NUM_ACTIONS, action_name
 from ..agents.pimc import sample_world
 from ..cards import NUM_CARDS, cards_of, format_card, format_mask
-from ..contracts import FANTAN, Contract, contract_table
+from ..contracts import EXTRA_DEAL, FANTAN, Contract, contract_table
 from ..engine.deal import Deal, Phase, deal_hands, parse_contract
 from ..engine.infostate import InfoState
 from ..engine.match import MAX_EXTRA_DEALS, Match
@@ -86,8 +86,11 @@ class Config:
     mode: str
     contract: str | None
     declarer: int
+    n: int = field(init=False)  # seats
+    deck: int = field(init=False)  # mask of the cards in play
+    deck_size: int = field(init=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # read on every chance node: kept as plain attributes
         object.__setattr__(self, "n", self.rules.players)
         object.__setattr__(self, "deck", self.rules.deck)
         object.__setattr__(self, "deck_size", self.rules.deck_size)
@@ -136,6 +139,8 @@ def game_info(cfg: Config) -> tuple[pyspiel.GameInfo, pyspiel.GameType.Utility]:
     rules, n = cfg.rules, cfg.n
     table = contract_table(rules)
     contracts = [table[parse_contract(cfg.contract)[0]]] if cfg.contract else list(table.values())
+    if cfg.mode == "match" and rules.tiebreak == "extra_deals":
+        contracts.append(EXTRA_DEAL)  # R2.4
     points = max(_max_points(c, rules) for c in contracts)
     doubled = rules.doubling != "off"
     per_deal = points * (1 + 4 * (n - 1)) if doubled else points  # R6.5: each pair settles at most twice
