@@ -285,7 +285,7 @@ def test_readme_ismcts_snippet_runs():
     """The README's OpenSpiel block: IS-MCTS in seat 0 against three heuristic bots plays a whole deal."""
     from pathlib import Path
 
-    from tests.test_doc_snippets import python_blocks
+    from test_doc_snippets import python_blocks
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     (block,) = [b for b in python_blocks(readme) if "python_barbu" in b]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import SUIT_HANDS
 from pettingzoo.test import render_test
 from PIL import Image
 
@@ -12,7 +13,6 @@ import barbu_env
 from barbu_env.engine.deal import Deal
 from barbu_env.render_image import HEIGHT, WIDTH, record_deal, render_image, save_gif
 from barbu_env.rules import load_rules
-from tests.helpers import SUIT_HANDS
 
 
 @pytest.mark.parametrize(
