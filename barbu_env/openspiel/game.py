@@ -25,7 +25,7 @@ shown void respected): :func:`barbu_env.agents.pimc.sample_world`, rejection sam
 back on the engine's sampler :func:`barbu_env.engine.sample_hidden`; so OpenSpiel's IS-MCTS searches it.
 
 With ``fantan_pass="free"`` a Fantan deal has no length bound (players may pass forever); ``max_game_length`` then
-assumes at most three rounds of passes per card played.
+assumes at most four rounds of turns per card played (one round with forced passes).
 """
 
 from __future__ import annotations
