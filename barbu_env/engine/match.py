@@ -127,7 +127,7 @@ class Match:
         """Contracts ``seat`` has not yet declared, in table order (R3.1); in King's fixed order the
         contracts of the deals still to come, the same for every seat (R11.2)."""
         if self.fixed_order:
-            return list(self.table)[self.deal_no :]
+            return list(self.table)[self.deal_no:]
         return [n for n in self.table if n not in self.used[seat]]
 
     def _new_deal(self, hands: list[int] | None = None, contract: str | None = None) -> Deal:
