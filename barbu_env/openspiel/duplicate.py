@@ -111,7 +111,7 @@ def run(
         )
     if len(specs) == 2:
         diff = np.subtract(per_board[specs[0]], per_board[specs[1]])
-        out["difference"] = {"of": list(specs), "margin": confidence_interval(diff)}
+        out["difference"] = {"of": list(specs), "margin": confidence_interval(diff.tolist())}
     return out
 
 

@@ -31,7 +31,7 @@ assumes at most four rounds of turns per card played (one round with forced pass
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyspiel
@@ -248,10 +248,10 @@ class _Core:
         """A seat's action (the engine rejects an illegal one, naming the legal actions)."""
         self.rewards = [0.0] * self.cfg.n
         if self.match is None:
-            deal = self.deal
+            deal = cast(Deal, self.deal)  # set by the last chance node
             deal.apply(action)
             if deal.phase == _OVER:
-                self._credit(deal.scores)
+                self._credit(cast(list[int], deal.scores))
             return
         deal = self.match.deal
         record = self.match.apply(action)
