@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --upgrade pip
 	# CPU torch first, so the package's torch range does not pull a multi-GB CUDA build
 	$(PY) -m pip install -q "torch==2.13.0"
-	$(PY) -m pip install -q -e ".[dev,train]"
+	$(PY) -m pip install -q -e ".[dev,train,play]"
 	# OpenSpiel / Shimmy are only the benchmark's reference systems: optional
 	-$(PY) -m pip install -q -e ".[bench]"
 	# RL framework adapters (tests skip a framework that is missing): optional, one line each

@@ -22,6 +22,14 @@ chance nodes are not counted) per second:
   ``observe_packed()`` instead (the same observations as bits + numeric part, for unpacking on the training
   device); ``vector-4096-noobs``: masks only (both one thread). Each vector row is preceded by a note line:
   batch, observation mode, threads, bytes per game.
+- ``heuristic-python``: the heuristic agent in every seat on ``Deal`` objects (``agents.heuristic.heuristic_action``
+  then ``Deal.apply``, as in PIMC's rollouts), the 7 classic contracts round-robin, classic doubling;
+  ``heuristic-vector-4096``: the same on ``VectorDeals`` with 4096 games, each step the compiled heuristic's
+  actions (``VectorDeals.heuristic_actions``) then ``step()``, one thread. Both count heuristic decisions.
+- ``pimc-python-16`` / ``pimc-16`` / ``pimc-128``: ``agents.make("pimc:samples=S")`` with Python rollouts
+  (``rollouts=python``) / compiled rollouts; seat 0's card decisions with a choice (more than one class of
+  equivalent cards) in heuristic deals of the 7 contracts; counts those decisions per second of PIMC time
+  (1000 / rate = ms per decision).
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -39,7 +47,8 @@ import numpy as np
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
 ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "holdem", "shimmy-hearts", "pyspiel-hearts",
         "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads", "vector-4096-packed",
-        "vector-4096-noobs")  # fmt: skip
+        "vector-4096-noobs", "heuristic-python", "heuristic-vector-4096", "pimc-python-16", "pimc-16",
+        "pimc-128")  # fmt: skip
 
 
 class NotInstalled(Exception):
@@ -182,6 +191,73 @@ def _vector(batch: int, observe: str = "float", threads: int = 1) -> Callable[[f
     return run
 
 
+def _heuristic_python(seconds: float) -> float:
+    from .agents.heuristic import heuristic_action
+    from .engine.deal import Deal
+    from .rules import Rules
+
+    rules = Rules()
+    rng = np.random.default_rng(0)
+    n, k = 0, 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        d = Deal.random(rng, k & 3, CONTRACTS[k % 7], rules)
+        k += 1
+        while d.phase != 4:
+            d.apply(heuristic_action(d, d.to_move))
+            n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def _heuristic_vector(batch: int) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        from .rules import Rules
+        from .vector import VectorDeals
+
+        v = VectorDeals(list(CONTRACTS), Rules(), batch=batch, seed=0)
+        v.reset()
+        v.step(v.heuristic_actions())  # load (or compile) the kernels before timing
+        n = 0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            v.step(v.heuristic_actions())
+            n += batch
+        return n / (time.perf_counter() - t0)
+
+    return run
+
+
+def _pimc(samples: int, rollouts: str) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        from .agents import make
+        from .agents.heuristic import heuristic_action
+        from .agents.pimc import candidate_moves
+        from .engine.deal import Deal
+        from .rules import Rules
+
+        agent = make(f"pimc:samples={samples},rollouts={rollouts}", seed=0)
+        rules = Rules()
+        rng = np.random.default_rng(0)
+        agent.act_deal(Deal.random(rng, 1, "no_hearts", rules))  # load (or compile) the kernels before timing
+        n, k, spent = 0, 0, 0.0
+        while spent < seconds:
+            d = Deal.random(rng, k & 3, CONTRACTS[k % 7], rules)
+            k += 1
+            while d.phase != 4:
+                seat = d.to_move
+                if seat == 0 and d.phase in (2, 3) and len(candidate_moves(d, 0, d.legal_actions())) > 1:
+                    t0 = time.perf_counter()
+                    a = agent.act_deal(d)
+                    spent += time.perf_counter() - t0
+                    n += 1
+                else:
+                    a = heuristic_action(d, seat)
+                d.apply(a)
+        return n / spent
+
+    return run
+
+
 RUNNERS: dict[str, Callable[[float], float]] = {
     "engine-off": _engine("off"),
     "engine-on": _engine("classic"),
@@ -197,6 +273,11 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "vector-4096-2threads": _vector(4096, threads=2),
     "vector-4096-packed": _vector(4096, observe="packed"),
     "vector-4096-noobs": _vector(4096, observe="none"),
+    "heuristic-python": _heuristic_python,
+    "heuristic-vector-4096": _heuristic_vector(4096),
+    "pimc-python-16": _pimc(16, "python"),
+    "pimc-16": _pimc(16, "compiled"),
+    "pimc-128": _pimc(128, "compiled"),
 }
 #: (label, numerator row, denominator row, target ratio from the issue or None).
 RATIOS = (
@@ -210,6 +291,8 @@ RATIOS = (
     ("vector-4096-2threads / pyspiel", "vector-4096-2threads", "pyspiel-hearts", 8.0),
     ("vector-4096-packed / pyspiel", "vector-4096-packed", "pyspiel-hearts", 8.0),
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
+    ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
+    ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
 )
 
 

@@ -35,6 +35,11 @@ CONTRACT_NAMES: tuple[str, ...] = (
     "no_first_last",
 )
 
+#: The seven contracts of classic Barbu (R4), in table order: the rows of ``contract_table(Rules())``.
+CLASSIC_CONTRACTS: tuple[str, ...] = (
+    "no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan",
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Contract:

@@ -15,12 +15,12 @@ Keyword arguments (anything else is a ``ValueError`` that lists the valid names)
   under King without ``contract`` the declarer chooses among all King contracts.
 - ``rules``: a preset name, YAML path, mapping or ``Rules``; every RULES.md option may also be given as
   a keyword (``doubling="off"``, ``ravage_city=True``) and overrides it (``rules.load_rules``).
-- ``reward_scale`` (default 1.0): rewards are raw points times this.
+- ``reward_scale`` (default 1.0, a finite number > 0, numpy numbers too): rewards are raw points times this.
 - ``illegal_action``: ``"raise"`` (default, ``ValueError`` naming the legal actions), ``"renege"``
   (R8.2 penalty, see :meth:`raw_env.step`) or ``"terminate"`` (the offender gets
   ``-illegal_penalty * reward_scale``, the others 0, and the episode ends for all).
-- ``illegal_penalty`` (default 100.0 points): the ``"terminate"`` penalty; larger than any usual deal
-  loss so that an illegal move never pays.
+- ``illegal_penalty`` (default 100.0 points, a finite number >= 0): the ``"terminate"`` penalty; larger than
+  any usual deal loss so that an illegal move never pays.
 - ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text), ``"human"`` (prints it) or ``"rgb_array"``
   (an H×W×3 ``uint8`` picture, :mod:`barbu_env.render_image`);
   ``render_hands``: ``"current"`` (default, only the seat on move), ``"all"`` or ``"none"``.
@@ -41,8 +41,9 @@ Reset options (``env.reset(seed, options)``) for the first deal of the episode:
   (drawn from the env's RNG before the shuffle).
 - Unknown keys are ignored with a warning (PettingZoo's ``api_test`` passes a dummy option).
 
-The RNG is ``np.random.default_rng(seed)`` when ``seed`` is given; ``reset()`` without a seed keeps
-drawing from the current stream (a fresh unseeded one on the first reset).
+The RNG is ``np.random.default_rng(seed)`` when ``seed`` (a non-negative int) is given; ``reset()`` without a
+seed keeps drawing from the current stream (a fresh unseeded one on the first reset). Once every agent is done,
+``step`` and ``last`` raise a ``RuntimeError`` saying to call ``reset()``.
 
 Observations are ``{"observation": float32[OBS_SIZE], "action_mask": int8[87]}`` seat-relative, laid
 out by :mod:`barbu_env.observation` (``encode``; Barbu King has its own size, ``layout(rules).size``);
@@ -67,7 +68,6 @@ own dicts (see :func:`env`).
 
 from __future__ import annotations
 
-import math
 import operator
 import warnings
 from collections.abc import Iterator
@@ -86,11 +86,18 @@ from .engine.infostate import InfoState
 from .engine.match import Match
 from .obs_state import SeatObservations
 from .observation import encode_any, layout
-from .render import HAND_CHOICES, render_text
+from .render import render_text
 from .rules import OPTION_NAMES, Rules, load_rules
+from .validation import (
+    RENDER_MODES,
+    bad_action_type,
+    check_env_kwargs,
+    check_reset_options,
+    check_seed,
+    not_running,
+    unknown_agent,
+)
 
-MODES = ("match", "deal")
-ILLEGAL_MODES = ("raise", "renege", "terminate")
 ENV_OPTIONS = (
     "mode", "contract", "declarer", "rules", "reward_scale", "illegal_action", "illegal_penalty",
     "render_mode", "render_hands",
@@ -159,8 +166,8 @@ class _ActionSpace(spaces.Discrete):
     ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
 
     def contains(self, x: Any) -> bool:
-        if type(x) is int and 0 <= x < self.n:
-            return True
+        if type(x) is int:
+            return 0 <= x < NUM_ACTIONS  # (Discrete.contains converts to int64: an OverflowError beyond it)
         return super().contains(x)
 
 
@@ -196,7 +203,7 @@ def _agents(env: raw_env, left: int) -> Iterator[str]:
 
 
 def _check_seat(value: Any, what: str, n: int = 4) -> int | str:
-    if value == "random" and isinstance(value, str):
+    if isinstance(value, str) and value == "random":
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= int(value) < n:
         return int(value)
@@ -207,7 +214,7 @@ class raw_env(AECEnv):
     """Barbu, one match or one deal per episode (see the module docstring for every option)."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "name": "barbu_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False, "render_fps": 1,
+        "name": "barbu_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 1,
     }  # fmt: skip
     agents = _mirrored("agents")
     agent_selection = _mirrored("agent_selection")
@@ -239,18 +246,9 @@ class raw_env(AECEnv):
                 f"unknown keyword argument(s) {unknown}: valid are the env options {list(ENV_OPTIONS)} "
                 f"and the rule options {list(OPTION_NAMES)}"
             )
-        if mode not in MODES:
-            raise ValueError(f"bad mode {mode!r}: expected one of {MODES}")
-        if illegal_action not in ILLEGAL_MODES:
-            raise ValueError(f"bad illegal_action {illegal_action!r}: expected one of {ILLEGAL_MODES}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            modes = self.metadata["render_modes"]
-            raise ValueError(f"bad render_mode {render_mode!r}: expected None or one of {modes}")
-        if render_hands not in HAND_CHOICES:
-            raise ValueError(f"bad render_hands {render_hands!r}: expected one of {HAND_CHOICES}")
-        for name, value in (("reward_scale", reward_scale), ("illegal_penalty", illegal_penalty)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"bad {name} {value!r}: expected a finite number")
+        scale, penalty = check_env_kwargs(
+            mode, illegal_action, render_mode, render_hands, reward_scale, illegal_penalty
+        )
         self.rules: Rules = load_rules(rules, **rule_options)
         self.mode = mode
         if contract is not None and mode != "deal":
@@ -264,9 +262,9 @@ class raw_env(AECEnv):
         self.contract = contract
         n = self.num_players = self.rules.players
         self.declarer = _check_seat(declarer, "declarer", n)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = scale
         self.illegal_action = illegal_action
-        self.illegal_penalty = float(illegal_penalty)
+        self.illegal_penalty = penalty
         self.render_mode = render_mode
         self.render_hands = render_hands
 
@@ -314,10 +312,16 @@ class raw_env(AECEnv):
 
     # ----------------------------------------------------------------- PettingZoo API
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
 
     @property
     def _deal(self) -> Deal | None:
@@ -360,9 +364,9 @@ class raw_env(AECEnv):
         return self.match.deal if self.match is not None else self._deal  # type: ignore[return-value]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed, opts = check_seed(seed), check_reset_options(options)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
-        opts = dict(options or {})
         unknown = sorted(str(k) for k in opts if k not in RESET_OPTIONS)
         if unknown:
             warnings.warn(f"ignoring unknown reset option(s) {unknown}: valid are {list(RESET_OPTIONS)}", stacklevel=2)
@@ -436,10 +440,15 @@ class raw_env(AECEnv):
             good[1].add(contract)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.agent_name_mapping[agent]
+        try:
+            seat = self.agent_name_mapping[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
         if self._lazy is not None:  # the compiled copy is the state of record
             return self._copied_observation(agent, seat)
         deal = self.match.deal if self.match is not None else self._deal
+        if deal is None:
+            raise not_running("observe()", started=False)
         if deal is self._fast_deal and len(deal.history) == self._fast.steps:  # the compiled copy follows this deal
             return self._copied_observation(agent, seat)
         views = self._views
@@ -469,8 +478,11 @@ class raw_env(AECEnv):
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last`` without the property lookups (observation, cumulative reward, terminated,
         truncated, info of ``agent_selection``)."""
-        agent = self._m_agent_selection
-        term = self._m_terminations[agent]
+        try:
+            agent = self._m_agent_selection
+            term = self._m_terminations[agent]
+        except (AttributeError, KeyError):
+            raise not_running("last()", started=self._rng is not None) from None
         if not observe:
             obs = None
         elif self._lazy is not None and not term and self.agent_name_mapping[agent] == self._fast.seat:
@@ -527,7 +539,8 @@ class raw_env(AECEnv):
         deal starts); in Fantan an unplayable card is taken back and counts as a pass (R8.2, R7.3; the
         pass proves nothing). An illegal declaration has no R8.2 penalty and raises;
         ``"terminate"``: the offender gets ``-illegal_penalty * reward_scale``, the others 0, and the
-        episode ends for every agent."""
+        episode ends for every agent. Only an action id 0..86 can be illegal: anything else (None while on
+        move, a float, a string, an int out of range) is a ``ValueError`` in every mode, the state unchanged."""
         if self._lazy is not None:  # the compiled copy is the state of record (see _materialise)
             a = action if type(action) is int else self._as_action(action)
             if a is not None and 0 <= a < NUM_ACTIONS:
@@ -543,28 +556,33 @@ class raw_env(AECEnv):
                         self._end_copied_deal()
                     return
             # an illegal action, a dead agent's step or no action id: below, with the Deal rebuilt where it is read
-        agent = self._m_agent_selection
-        if self._m_terminations[agent] or self._m_truncations[agent]:
+        try:
+            agent = self._m_agent_selection
+            dead = self._m_terminations[agent] or self._m_truncations[agent]
+        except (AttributeError, KeyError):
+            raise not_running("step()", started=self._rng is not None) from None
+        if dead:
             self._was_dead_step(action)
             return
-        self._m__cumulative_rewards[agent] = 0.0
-        if self._rewards_dirty:
-            rewards = self._m_rewards
-            for a in rewards:
-                rewards[a] = 0.0
-            self._rewards_dirty = False
         deal = self.match.deal if self.match is not None else self._deal
         a = action if type(action) is int else self._as_action(action)
-        if self.illegal_action == "raise":
-            if a is None:
-                raise ValueError(f"bad action {action!r}: expected an int action id in 0..{NUM_ACTIONS - 1}")
-            deal.apply(a)  # raises ValueError naming the legal actions; the state is unchanged then
-        elif a is not None and deal.is_legal(a):
-            deal.apply(a)
-        elif not self._illegal(deal, a, action):
-            return
-        else:  # R8.2 changed the deal: the compiled copy cannot follow it
-            self._fast_deal = None
+        if a is None:  # a wrong type is refused in every mode; only an action id can be illegal
+            raise bad_action_type(action)
+        legal = self.illegal_action == "raise" or deal.is_legal(a)
+        if not legal and (not 0 <= a < NUM_ACTIONS or (deal.phase == _DECLARE and self.illegal_action == "renege")):
+            raise deal.illegal(a)  # not in the action space; a bad declaration has no R8.2 penalty to apply
+        if legal:
+            deal.apply(a)  # "raise": ValueError naming the legal actions, the state unchanged
+        self._m__cumulative_rewards[agent] = 0.0  # (only once the action is accepted: a refused step changes nothing)
+        if self._rewards_dirty:
+            rewards = self._m_rewards
+            for ag in rewards:
+                rewards[ag] = 0.0
+            self._rewards_dirty = False
+        if not legal:
+            if not self._illegal(deal, a, action):
+                return
+            self._fast_deal = None  # R8.2 changed the deal: the compiled copy cannot follow it
         if deal is self._fast_deal and self._fast.step(a) == -2:  # (not expected: the engine took the action)
             self._fast_deal = None
         if deal.phase == _OVER:
@@ -581,7 +599,7 @@ class raw_env(AECEnv):
             return int(action.reshape(()))
         return None
 
-    def _illegal(self, deal: Deal, a: int | None, action: Any) -> bool:
+    def _illegal(self, deal: Deal, a: int, action: Any) -> bool:
         """Handle an illegal action in ``renege`` / ``terminate`` mode; False when the episode ended."""
         seat = deal.current_player
         if self.illegal_action == "terminate":
@@ -596,10 +614,8 @@ class raw_env(AECEnv):
             self._version += 1
             self._mask = None
             return False
-        # renege
-        if deal.phase == _DECLARE:
-            raise deal.illegal(action)  # no contract yet: R8.2 has no penalty to apply
-        if deal.phase == _FANTAN and a is not None and 0 <= a < PASS:
+        # renege (not in the declaration: step refuses that, R8.2 has no penalty without a contract)
+        if deal.phase == _FANTAN and 0 <= a < PASS:
             rules = deal.rules
             deal.rules = rules.replace(fantan_pass="free")  # a pass that proves nothing (R8.2)
             try:
@@ -646,6 +662,8 @@ class raw_env(AECEnv):
                 "render() called with render_mode=None: pass render_mode='ansi', 'human' or 'rgb_array'", stacklevel=2
             )
             return None
+        if self.deal is None:
+            raise not_running("render()", started=False)
         if self.render_mode == "rgb_array":  # a picture of the table (Pillow, imported on first use)
             from .render_image import render_image
 
@@ -662,7 +680,13 @@ class raw_env(AECEnv):
     # ----------------------------------------------------------------- for agents
     def information_state(self, agent: str) -> InfoState:
         """What ``agent`` knows: own hand and the public history (``engine.InfoState``)."""
-        return InfoState.of(self.deal, self.agent_name_mapping[agent])
+        if self.deal is None:
+            raise not_running("information_state()", started=False)
+        try:
+            seat = self.agent_name_mapping[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
+        return InfoState.of(self.deal, seat)
 
     def __str__(self) -> str:
         return self.metadata["name"]

@@ -4,29 +4,58 @@ A checkpoint is one ``torch.save`` dict, written by :func:`save_checkpoint` and 
 :func:`load_checkpoint`, which checks it before building the network:
 
 ``format``      ``"barbu_env.policy/1"``
-``env_version`` ``barbu_env.__version__`` of the env that trained it
+``env_version`` the env id it was trained on (:data:`ENV_VERSION`, ``barbu_v0``)
+``obs_layout``  :func:`layout_fingerprint` of the observation it was trained on
 ``obs_size``    observation length (:data:`barbu_env.observation.OBS_SIZE` at training time)
 ``num_actions`` action count (:data:`barbu_env.actions.NUM_ACTIONS`)
-``contract``    the contract it plays (``"no_queens"``, ``"trumps"``, ``"fantan"`` …)
+``contract``    the contract it plays (``"no_queens"``, ``"trumps"``, ``"fantan"`` …: a name of
+                :data:`barbu_env.contracts.CONTRACT_NAMES`)
 ``hidden``      hidden layer sizes
 ``config``      the training config (a plain dict)
 ``state_dict``  weights (stored as float16 to keep checkpoints small; loaded as float32)
 ``meta``        free-form facts: steps, wall time, evaluation results
+
+Version policy: the env id ``barbu_vN`` changes whenever observations, actions, rewards or rules
+change, so a checkpoint of another ``env_version`` is refused, as is one whose observation layout
+(block names and sizes, in order) or action count differs from this env's. A missing or mistyped
+key, an unknown contract, weights that do not fit the declared sizes and non-finite weights are
+refused too; every refusal is a ``ValueError`` naming the file and what is wrong.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-from . import __version__
 from .actions import NUM_ACTIONS
-from .observation import OBS_SIZE
+from .contracts import CONTRACT_NAMES
+from .env import raw_env
+from .observation import BLOCKS, OBS_SIZE
 
 FORMAT = "barbu_env.policy/1"
+#: The env id checkpoints are trained on and checked against (see the version policy above).
+ENV_VERSION: str = raw_env.metadata["name"]
+#: Largest hidden layer a checkpoint may declare (a bound on what a corrupt file can make us allocate).
+MAX_WIDTH = 1 << 16
+#: Keys every checkpoint holds, with their types (``config`` and ``meta`` are dicts when present).
+REQUIRED: dict[str, type | tuple[type, ...]] = {
+    "format": str, "env_version": str, "obs_layout": str, "obs_size": int, "num_actions": int, "contract": str,
+    "hidden": (list, tuple), "state_dict": dict,
+}  # fmt: skip
+
+
+def layout_fingerprint(blocks: dict[str, tuple[int, int]] = BLOCKS) -> str:
+    """A short hash of the observation layout: its block names and sizes, in order."""
+    text = ";".join(f"{name}:{size}" for name, (_, size) in blocks.items())
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+#: The fingerprint of this env's observation layout.
+OBS_LAYOUT = layout_fingerprint()
 
 
 class PolicyNet(nn.Module):
@@ -61,9 +90,9 @@ def save_checkpoint(path: str | Path, net: PolicyNet, contract: str, config: dic
     state = {k: v.detach().to(torch.float16) for k, v in net.state_dict().items()}
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save(
-        {"format": FORMAT, "env_version": __version__, "obs_size": net.obs_size, "num_actions": net.num_actions,
-         "contract": contract, "hidden": list(net.hidden), "config": config, "state_dict": state,
-         "meta": meta or {}},
+        {"format": FORMAT, "env_version": ENV_VERSION, "obs_layout": OBS_LAYOUT, "obs_size": net.obs_size,
+         "num_actions": net.num_actions, "contract": contract, "hidden": list(net.hidden), "config": config,
+         "state_dict": state, "meta": meta or {}},
         tmp,
     )  # fmt: skip
     tmp.replace(path)
@@ -72,24 +101,61 @@ def save_checkpoint(path: str | Path, net: PolicyNet, contract: str, config: dic
 def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
     """``(network in eval mode, checkpoint dict)``; ``ValueError`` naming the file and the problem."""
     path = Path(path)
+    name = repr(str(path))
     if not path.is_file():
-        raise ValueError(f"checkpoint {str(path)!r} not found")
+        raise ValueError(f"checkpoint {name} not found")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for truncated or foreign files
-        raise ValueError(f"checkpoint {str(path)!r} is corrupt or not a torch file: {e}") from None
+        raise ValueError(f"checkpoint {name} is corrupt or not a torch file: {e}") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise ValueError(f"checkpoint {str(path)!r} is not a barbu_env policy (expected format {FORMAT!r})")
-    if ckpt["obs_size"] != OBS_SIZE or ckpt["num_actions"] != NUM_ACTIONS:
-        raise ValueError(
-            f"checkpoint {str(path)!r} was trained for observations of {ckpt['obs_size']} and "
-            f"{ckpt['num_actions']} actions (env {ckpt.get('env_version')}); this env has {OBS_SIZE} and "
-            f"{NUM_ACTIONS} (env {__version__}): retrain it"
-        )
+        raise ValueError(f"checkpoint {name} is not a barbu_env policy (expected format {FORMAT!r})")
+    check_header(ckpt, name)
     net = PolicyNet(ckpt["obs_size"], ckpt["num_actions"], tuple(ckpt["hidden"]))
+    weights = ckpt["state_dict"]
+    for key, value in weights.items():
+        if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+            raise ValueError(f"checkpoint {name}: weight {key!r} is not a float tensor")
+        if not bool(torch.isfinite(value).all()):
+            raise ValueError(f"checkpoint {name}: weight {key!r} holds NaN or infinite values")
     try:
-        net.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
-    except (RuntimeError, KeyError, AttributeError) as e:
-        raise ValueError(f"checkpoint {str(path)!r} has weights that do not fit its declared sizes: {e}") from None
+        net.load_state_dict({k: v.float() for k, v in weights.items()})
+    except (RuntimeError, KeyError, AttributeError, TypeError) as e:
+        raise ValueError(f"checkpoint {name} has weights that do not fit its declared sizes: {e}") from None
     net.eval()
     return net, ckpt
+
+
+def check_header(ckpt: dict[str, Any], name: str) -> None:
+    """Every check of :func:`load_checkpoint` on the checkpoint's keys (``name``: the file, for messages)."""
+    for key, kind in REQUIRED.items():
+        if key not in ckpt:
+            raise ValueError(f"checkpoint {name} has no {key!r} entry (a barbu_env policy holds {sorted(REQUIRED)})")
+        value = ckpt[key]
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise ValueError(f"checkpoint {name}: {key!r} is {value!r}, expected {_kind_name(kind)}")
+    for key in ("config", "meta"):
+        if not isinstance(ckpt.get(key, {}), dict):
+            raise ValueError(f"checkpoint {name}: {key!r} is not a mapping")
+    if ckpt["env_version"] != ENV_VERSION:
+        raise ValueError(
+            f"checkpoint {name} was trained on env {ckpt['env_version']!r}; this is {ENV_VERSION!r}, whose "
+            "observations, actions, rewards or rules differ: retrain it (or use the env it was trained on)"
+        )
+    if (ckpt["obs_size"], ckpt["num_actions"], ckpt["obs_layout"]) != (OBS_SIZE, NUM_ACTIONS, OBS_LAYOUT):
+        raise ValueError(
+            f"checkpoint {name} was trained for observations of {ckpt['obs_size']} (layout {ckpt['obs_layout']}) "
+            f"and {ckpt['num_actions']} actions; this env has {OBS_SIZE} (layout {OBS_LAYOUT}) and "
+            f"{NUM_ACTIONS}: retrain it"
+        )
+    if ckpt["contract"] not in CONTRACT_NAMES:
+        raise ValueError(f"checkpoint {name} plays unknown contract {ckpt['contract']!r}: expected one of "
+                         f"{list(CONTRACT_NAMES)}")  # fmt: skip
+    hidden = list(ckpt["hidden"])
+    if not all(isinstance(h, int) and not isinstance(h, bool) and 0 < h <= MAX_WIDTH for h in hidden):
+        raise ValueError(f"checkpoint {name}: bad hidden sizes {hidden!r}: expected integers 1..{MAX_WIDTH}")
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    words = {str: "a text", int: "an integer", list: "a list", tuple: "a tuple", dict: "a mapping"}
+    return " or ".join(words[k] for k in (kind if isinstance(kind, tuple) else (kind,)))

@@ -195,6 +195,7 @@ def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
 
 
 _RULES_BITS: dict[int, tuple[Rules, int]] = {}
+_RULES_BITS_MAX = 64
 
 
 def rules_bits(rules: Rules) -> int:
@@ -210,6 +211,8 @@ def rules_bits(rules: Rules) -> int:
         if getattr(rules, name):
             bits |= 1 << i
         i += 1
+    if len(_RULES_BITS) >= _RULES_BITS_MAX:  # every env has its own Rules: bounded, as the engine's caches
+        _RULES_BITS.clear()
     _RULES_BITS[id(rules)] = (rules, bits << RULES)  # holds ``rules``, so its id is not reused
     return bits << RULES
 

@@ -38,6 +38,8 @@ def test_make_names_and_options():
         ("heuristic:samples=3", ["unknown option", "[]"]),
         ("checkpoints/does_not_exist.pt", ["does_not_exist.pt"]),
         ("", ["bad agent spec"]),
+        (":greedy=0", ["no agent name"]),  # not the checkpoints of the current folder
+        ("pimc:samples=2.5", ["samples=2.5"]),
     ],
 )
 def test_make_rejects_bad_specs(spec, words):
@@ -322,3 +324,47 @@ def test_pimc_avoids_a_sure_loss_the_heuristic_sees_too():
     play(d, "KS 2S 3S")
     assert action_name(agents.make("pimc:samples=4", 0).act_deal(d)) == "QS"
     assert parse_card("QS") in d.legal_actions()
+
+
+# ----------------------------------------------------------------------------- acting for the seat on move
+def _env_on_move(phase: str):
+    """A deal-mode env at the declaration (R3) or in card play (R5): the env, its seat on move, another seat."""
+    from barbu_env.engine.deal import PLAY
+
+    e = barbu_env.env(mode="deal", contract=None if phase == "declare" else "no_queens")
+    e.reset(seed=5)
+    while phase == "play" and e.unwrapped.deal.phase != PLAY:
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    on_move = e.agent_selection
+    return e, on_move, f"player_{(int(on_move[-1]) + 1) % 4}"
+
+
+@pytest.mark.parametrize("spec", ["random", "heuristic", "pimc:samples=2", "checkpoints/no_queens.pt"])
+@pytest.mark.parametrize("phase", ["declare", "play"])
+def test_agents_refuse_to_act_for_a_seat_not_on_move(spec, phase):
+    """An agent asked to act for a seat that is not on move names the seat on move (instead of an
+    action the env would apply to the seat on move, -1, or a numpy error)."""
+    if spec.endswith(".pt"):
+        pytest.importorskip("torch")
+    e, on_move, other = _env_on_move(phase)
+    agent = agents.make(spec, seed=0)
+    with pytest.raises(ValueError, match=f"'{other}' is not on move: '{on_move}' is"):
+        agent.act(e, other)
+    a = agent.act(e, on_move)
+    assert e.observe(on_move)["action_mask"][a] == 1
+
+
+def test_agents_refuse_to_act_once_the_game_is_over():
+    e = barbu_env.env(mode="deal", contract="no_queens")
+    e.reset(seed=1)
+    h = agents.make("heuristic")
+    while not all(e.terminations.values()):
+        e.step(h.act(e, e.agent_selection))
+    with pytest.raises(ValueError, match=r"is not on move|game is over"):
+        h.act(e, e.agent_selection)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "7", True])
+def test_bad_agent_seeds_are_named(seed):
+    with pytest.raises(ValueError, match="bad agent seed"):
+        agents.make("random", seed=seed)

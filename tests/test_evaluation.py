@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +16,8 @@ import pytest
 from barbu_env import evaluation as ev
 from barbu_env.cards import SUITS
 from barbu_env.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -164,3 +171,169 @@ def test_results_are_numbers():
     out = ev.evaluate(["random", "heuristic"], contracts="no_last_two", boards=2, seed=0)
     e = out["contracts"]["no_last_two"]["agents"]["heuristic"]
     assert all(np.isfinite([e["mean"], e["half_width"], e["raw_mean"]]))
+
+
+# ----------------------------------------------------------------------------- the duplicate core
+def test_core_margins_from_any_player_of_boards():
+    """The core turns any PlayFn's games into margins: here every seat scores its own seat number, so in
+    1v3 agent A (seats 0..3 once each) scores the table mean and the margin is 0; with scores 10 for
+    the seat of agent 0 and 0 elsewhere, A's margin is 10 - 10/4 and B's is -10/4."""
+    rules = Rules(doubling="off")
+    boards = ev.make_boards(3, ["no_queens"], 2, rules)
+    seats = ev.seatings(ev.LINEUPS["1v3"])
+
+    def play(bs, ss):
+        for b in reversed(bs):  # any order
+            yield b, [ev.Game(s, [10.0 if s[seat] == 0 else 0.0 for seat in range(4)]) for s in ss]
+
+    out = list(ev.duplicate(boards, seats, play, 2))
+    assert [b.index for b, _ in out] == [1, 0]
+    for _, r in out:
+        assert r["rel"] == pytest.approx([7.5, -2.5]) and r["raw"] == pytest.approx([10.0, 0.0])
+    with pytest.raises(ValueError, match="seatings"):
+        list(ev.duplicate(boards, seats, lambda bs, ss: [(bs[0], [])], 2))
+
+
+def test_resuming_from_finished_boards_gives_the_full_run():
+    kw = dict(contracts=["no_hearts", "fantan"], boards=3, seed=2)
+    full = ev.evaluate(["heuristic", "random"], **kw)
+    part = ev.evaluate(["heuristic", "random"], **{**kw, "boards": 2})
+    assert part["boards"] == [r for r in full["boards"] if r["board"] < 2]
+    resumed = ev.evaluate(["heuristic", "random"], finished=part["boards"][1:], **kw)
+    assert resumed == full and not full["partial"] and full["finished"] == full["total"] == 6
+
+
+def test_partial_summaries_mark_what_is_missing():
+    cfg, _ = ev.make_config(["heuristic", "random"], contracts=["no_hearts", "no_king"], boards=2)
+    full = ev.evaluate(["heuristic", "random"], contracts=["no_hearts", "no_king"], boards=2)
+    s = ev.summarise(cfg, full["boards"][:1], 4)
+    assert s["partial"] and s["finished"] == 1 and s["total"] == 4
+    assert s["contracts"]["no_king"] == {"boards": 0, "agents": {}} and "overall" not in s
+    md = ev.markdown(s)
+    assert "PARTIAL RESULTS" in md and "| no_king | 0 | — | — |" in md
+    assert ev.markdown(ev.summarise(cfg, [], 4)).count("—") == 4
+
+
+# ----------------------------------------------------------------------------- checkpoints in evaluation
+def test_checkpoint_on_a_contract_it_has_no_network_for_is_refused():
+    """Issue 15.4: a No queens checkpoint evaluated on Trumps would play as its fallback heuristic."""
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError, match=r"no network for \['trumps'\].*fallback 'heuristic'"):
+        ev.evaluate(["checkpoints/no_queens.pt", "heuristic"], contracts="trumps", boards=1)
+    cfg, made = ev.make_config(["checkpoints/no_queens.pt", "heuristic"], mode="match", boards=1)
+    (note,) = ev.fallback_notes(cfg, made)
+    assert "'checkpoints/no_queens.pt' hands these decisions to 'heuristic': declaration, doubling" in note
+    assert "card play of trumps" in note and "card play of no_queens" not in note
+    cfg, made = ev.make_config(["checkpoints", "heuristic"], contracts="all", boards=1)
+    assert ev.fallback_notes(cfg, made) == []
+
+
+def test_cli_refuses_a_checkpoint_for_another_contract(capsys):
+    pytest.importorskip("torch")
+    rc = ev.main(["--agents", "checkpoints/no_queens.pt", "heuristic", "--contract", "trumps", "--deals", "1",
+                  "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "no network for ['trumps']" in err
+
+
+# ----------------------------------------------------------------------------- CLI: bad arguments, before the run
+@pytest.mark.parametrize("where", ["file", "below_file", "proc"])
+def test_cli_out_that_cannot_be_a_folder_fails_before_the_run(tmp_path, capsys, monkeypatch, where):
+    """Issue 15.2: the output path is checked before any board is played, with a one-line error."""
+    from barbu_env.evaluation import cli
+
+    (tmp_path / "f").write_text("x")
+    out = {"file": tmp_path / "f", "below_file": tmp_path / "f" / "sub", "proc": Path("/proc/barbu_eval_x")}[where]
+    monkeypatch.setattr(cli, "run", lambda *a, **k: pytest.fail("the run started"))
+    rc = ev.main(["--agents", "heuristic", "random", "--deals", "1", "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "bad --out" in err and str(out) in err
+
+
+@pytest.mark.parametrize("flags", [["--deals", "5"], ["--contract", "trumps"], ["--deals", "5", "--contract", "all"]])
+def test_cli_match_mode_refuses_deal_mode_flags(flags, capsys):
+    """Issue 15.10: match mode plays whole matches; --deals and --contract would be silently ignored."""
+    with pytest.raises(SystemExit) as e:
+        ev.main(["--agents", "heuristic", "random", "--mode", "match", *flags, "--no-progress"])
+    assert e.value.code == 2 and "to deal mode only" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        ev.main(["--agents", "heuristic", "random", "--matches", "3", "--no-progress"])
+
+
+def test_cli_resume_checks_what_it_resumes(tmp_path, capsys):
+    args = ["--agents", "heuristic", "random", "--contract", "no_king", "--seed", "3", "--out", str(tmp_path),
+            "--no-progress"]  # fmt: skip
+    assert ev.main([*args, "--resume", "--deals", "2"]) == 2
+    assert "nothing to resume" in capsys.readouterr().err
+    assert ev.main([*args, "--deals", "2"]) == 0
+    assert ev.main([*args, "--resume", "--deals", "3"]) == 0
+    resumed = json.loads((tmp_path / "results.json").read_text())
+    assert resumed == ev.evaluate(["heuristic", "random"], contracts="no_king", boards=3, seed=3)
+    assert ev.main([*args, "--seed", "4", "--resume", "--deals", "3"]) == 2
+    assert "different ['seed']" in capsys.readouterr().err
+    rows = (tmp_path / "results.csv").read_text().splitlines()
+    assert rows[0] == "contract,board,agent,rel,raw" and len(rows) == 1 + 3 * 2
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+def _interrupt(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """Run barbu-eval in a subprocess, send SIGINT once its progress bar shows a finished board."""
+    import re
+    import threading
+    import time
+
+    cmd = [sys.executable, "-m", "barbu_env.evaluation", *args]
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ,
+                         "PYTHONPATH": str(ROOT)})  # fmt: skip
+    err = bytearray()
+
+    def read() -> None:
+        while chunk := os.read(p.stderr.fileno(), 4096):
+            err.extend(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    deadline = time.time() + 240
+    while not re.search(rb"\| *[1-9]\d*/\d+", bytes(err)) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out = p.stdout.read()
+    p.wait(120)
+    reader.join(10)
+    return subprocess.CompletedProcess(cmd, p.returncode, out.decode(), bytes(err).decode(errors="replace"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_writes_finished_boards_and_resume_completes_them(tmp_path, workers):
+    """Issue 15.3: SIGINT stops the run without a traceback, writes the finished boards marked partial,
+    says how to resume; --resume then gives exactly the results of an uninterrupted run."""
+    out = tmp_path / "out"
+    args = ["--agents", "pimc:samples=2", "random", "--contract", "no_queens", "--seed", "1", "--out", str(out),
+            "--workers", str(workers)]  # fmt: skip
+    r = _interrupt([*args, "--deals", "400"], tmp_path)
+    assert r.returncode == 130, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and "KeyboardInterrupt" not in r.stderr
+    assert "--resume" in r.stderr and "PARTIAL RESULTS" in r.stdout
+    data = json.loads((out / "results.json").read_text())
+    assert data["partial"] and 1 <= data["finished"] < 400 and data["total"] == 400
+    assert data["finished"] == len(data["boards"]) == data["contracts"]["no_queens"]["boards"]
+    keep = sorted(b["board"] for b in data["boards"])[:3]
+    n = max(keep) + 2  # resume a shorter run: the finished boards below n are kept, the rest played
+    assert ev.main([*args, "--deals", str(n), "--resume", "--no-progress"]) == 0
+    resumed = json.loads((out / "results.json").read_text())
+    fresh = ev.evaluate(["pimc:samples=2", "random"], contracts="no_queens", boards=n, seed=1)
+    assert resumed == fresh
+
+
+def test_run_takes_any_player_of_boards():
+    """A batched runner plugs in as ``play``: the summary is built from its games alone."""
+    cfg, _ = ev.make_config(["heuristic", "random"], contracts=["no_queens", "no_king"], boards=3)
+
+    def play(bs, ss):
+        for b in bs:
+            yield b, [ev.Game(s, [float(b.index) if s[seat] == 0 else 0.0 for seat in range(4)]) for s in ss]
+
+    out = ev.run(cfg, play=play)
+    assert [r["board"] for r in out["boards"]] == [0, 1, 2, 0, 1, 2]
+    assert out["contracts"]["no_king"]["agents"]["heuristic"]["mean"] == pytest.approx(0.75)  # mean of 0, .75, 1.5

@@ -223,3 +223,18 @@ def test_clone_is_independent() -> None:
     twin = deal.clone()
     random_playout(deal, np.random.default_rng(1))
     assert twin.history == snapshot["history"] and twin.hands == snapshot["hands"]
+
+
+def test_weighted_order_draws_as_rng_choice():
+    """The sampler's weighted order of the hidden seats is ``rng.choice(k, k, replace=False, p=...)``: the same
+    answer and the same draws (the generator ends in the same state)."""
+    from barbu_env.engine.infostate import weighted_order
+
+    for seed in range(3000):
+        k = 1 + seed % 4
+        weights = [float(w) for w in np.random.default_rng(seed).integers(1, 14, k)]
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        for _ in range(3):
+            p = np.array(weights) / np.sum(weights)
+            assert weighted_order(b, weights) == a.choice(k, size=k, replace=False, p=p).tolist()
+        assert a.random() == b.random()

@@ -221,3 +221,161 @@ def test_suit_permutation_of_observation_matches_the_relabelled_deal(contract: s
             d.apply(a)
             e.apply(int(amap[a]))
         assert d.scores == e.scores
+
+
+# ----------------------------------------------------------------------------- typed config validation
+@pytest.mark.parametrize("name", ["smoke", "default", "full", "ppo", "ppo_vector"])
+def test_every_shipped_config_loads_with_its_script(name: str) -> None:
+    cls = TrainConfig if name.startswith("ppo") else dmc.DMCConfig
+    cfg = load_config(cls, ROOT / "configs" / f"{name}.yaml")
+    assert all(isinstance(h, int) for h in cfg.hidden) and 0 <= cfg.double_prob <= 1
+
+
+@pytest.mark.parametrize(
+    "override, words",
+    [
+        ("states=abc", ["config states", "expected an integer", "'abc'"]),
+        ("epochs=1.5", ["config epochs", "expected an integer", "1.5"]),
+        ("double_prob=2.5", ["config double_prob", "between 0.0 and 1.0", "2.5"]),
+        ("label_prob=-0.1", ["config label_prob", "between 0.0 and 1.0"]),
+        ("lr=0", ["config lr", ">="]),
+        ("lr=nan", ["config lr", "expected a number"]),
+        ("augment=maybe", ["config augment", "true or false"]),
+        ("hidden=[64,0]", ["config hidden[1]", ">= 1"]),
+        ("hidden=64", ["config hidden", "expected a list"]),
+        ("seed=-3", ["config seed", ">= 0"]),
+        ("rules=no_such_preset", ["config rules", "unknown rules"]),
+        ("per_contract={trumps: {states: x}}", ["config per_contract.trumps.states", "expected an integer"]),
+        ("states", ["bad override 'states'", "key=value"]),
+    ],
+)
+def test_bad_config_values_name_the_key_and_what_is_allowed(override: str, words: list[str]) -> None:
+    """Issue 15.10: wrong types and out-of-range values are refused at load time, naming the key."""
+    with pytest.raises(ValueError) as e:
+        load_config(dmc.DMCConfig, None, [override])
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_config_overrides_read_numbers_lists_and_booleans() -> None:
+    cfg = load_config(dmc.DMCConfig, None, ["lr=1e-3", "hidden=[64, 32]", "augment=no", "contracts=[trumps]"])
+    assert cfg.lr == 0.001 and cfg.hidden == [64, 32] and cfg.augment is False and cfg.contracts == ["trumps"]
+
+
+def test_training_cli_config_errors_are_one_line(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("states: [unclosed\n")
+    for argv in (["--config", str(bad)], ["--config", "configs/smoke.yaml", "--set", "double_prob=2.5"]):
+        with pytest.raises(SystemExit) as e:
+            dmc.main(argv)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- checkpoint checks
+def _saved(tmp_path: Path, **changes) -> Path:
+    """A small valid checkpoint re-saved with ``changes`` (None deletes a key)."""
+    path = tmp_path / "c.pt"
+    save_checkpoint(path, PolicyNet(hidden=(4,)), "no_queens", {})
+    ckpt = torch.load(path, weights_only=True)
+    for k, v in changes.items():
+        if v is None:
+            del ckpt[k]
+        else:
+            ckpt[k] = v
+    torch.save(ckpt, path)
+    return path
+
+
+def test_shipped_checkpoints_carry_the_env_version_and_layout_fingerprint() -> None:
+    from barbu_env.nn import ENV_VERSION, OBS_LAYOUT
+
+    for path in sorted((ROOT / "checkpoints").glob("*.pt")):
+        _, ckpt = load_checkpoint(path)
+        assert ckpt["env_version"] == ENV_VERSION == "barbu_v0" and ckpt["obs_layout"] == OBS_LAYOUT
+        assert path.stat().st_size < 800_000
+
+
+@pytest.mark.parametrize(
+    "changes, words",
+    [
+        (dict(env_version="barbu_v1"), ["trained on env 'barbu_v1'", "retrain"]),
+        (dict(env_version=None), ["no 'env_version' entry"]),
+        (dict(obs_layout=None), ["no 'obs_layout' entry"]),
+        (dict(contract=None), ["no 'contract' entry"]),
+        (dict(state_dict=None), ["no 'state_dict' entry"]),
+        (dict(obs_size="1228"), ["'obs_size' is '1228'", "expected an integer"]),
+        (dict(hidden=[4.5]), ["bad hidden sizes"]),
+        (dict(hidden=[10**9]), ["bad hidden sizes"]),
+        (dict(contract="no_jokers"), ["unknown contract 'no_jokers'"]),
+        (dict(meta=[1]), ["'meta' is not a mapping"]),
+    ],
+)
+def test_checkpoint_headers_are_checked(tmp_path: Path, changes: dict, words: list[str]) -> None:
+    """Issue 15.5: another env version, a missing or mistyped key, an unknown contract: a ValueError
+    naming the file and the key (no bare KeyError)."""
+    path = _saved(tmp_path, **changes)
+    with pytest.raises(ValueError) as e:
+        load_checkpoint(path)
+    assert "c.pt" in str(e.value)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_checkpoint_with_another_observation_layout_of_the_same_size_is_refused(tmp_path: Path) -> None:
+    from barbu_env.nn import OBS_LAYOUT, layout_fingerprint
+    from barbu_env.observation import BLOCKS
+
+    swapped = dict(reversed(list(BLOCKS.items())))  # same blocks, same total size, another order
+    assert layout_fingerprint(swapped) != OBS_LAYOUT
+    with pytest.raises(ValueError, match=f"layout {layout_fingerprint(swapped)}"):
+        load_checkpoint(_saved(tmp_path, obs_layout=layout_fingerprint(swapped)))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_checkpoint_with_non_finite_weights_is_refused(tmp_path: Path, bad: float) -> None:
+    path = tmp_path / "c.pt"
+    save_checkpoint(path, PolicyNet(hidden=(4,)), "no_queens", {})
+    ckpt = torch.load(path, weights_only=True)
+    ckpt["state_dict"]["policy.bias"][3] = bad
+    torch.save(ckpt, path)
+    with pytest.raises(ValueError, match=r"c\.pt.*'policy\.bias' holds NaN or infinite"):
+        load_checkpoint(path)
+
+
+def test_checkpoint_errors_are_one_line_in_barbu_eval(tmp_path: Path, capsys) -> None:
+    from barbu_env.evaluation import main
+
+    path = _saved(tmp_path, contract=None)
+    assert main(["--agents", str(path), "heuristic", "--contract", "no_queens", "--deals", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "no 'contract' entry" in err
+
+
+@pytest.mark.parametrize("value, greedy", [("true", True), ("no", False), ("0", False), ("YES", True), ("1", True)])
+def test_neural_boolean_options(value: str, greedy: bool) -> None:
+    assert agents.make(f"checkpoints/no_queens.pt:greedy={value}").greedy is greedy
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "0.5", ""])
+def test_neural_boolean_options_refuse_other_values(value: str) -> None:
+    with pytest.raises(ValueError, match=r"option 'greedy'.*true/false"):
+        agents.make(f"checkpoints/no_queens.pt:greedy={value}")
+
+
+@pytest.mark.parametrize("value", [";", "", "nobody", "3"])
+def test_neural_fallback_option_is_named_when_bad(value: str) -> None:
+    with pytest.raises(ValueError, match="option 'fallback'"):
+        agents.make(f"checkpoints/no_queens.pt:fallback={value}")
+
+
+def test_training_duplicate_eval_is_barbu_eval_on_the_same_boards() -> None:
+    """One duplicate core: training's batched model-selection evaluation and barbu-eval give the same
+    per-board margins and the same t interval for a checkpoint against the heuristic."""
+    from training.common import duplicate_eval
+
+    net, _ = load_checkpoint(ROOT / "checkpoints" / "no_hearts.pt")
+    mean, half, n = duplicate_eval(net, "no_hearts", Rules(), 6, 77)
+    s = evaluate([str(ROOT / "checkpoints" / "no_hearts.pt"), "heuristic"], contracts="no_hearts", boards=6, seed=77)
+    ci = s["contracts"]["no_hearts"]["agents"][s["agents"][0]]
+    assert (mean, half, n) == pytest.approx((ci["mean"], ci["half_width"], 6))

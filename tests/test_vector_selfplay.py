@@ -26,7 +26,7 @@ from training import ppo  # noqa: E402
 from training.common import load_config  # noqa: E402
 from training.ppo import TrainConfig  # noqa: E402
 from training.selfplay import HEURISTIC, LEARNER, SNAPSHOT  # noqa: E402
-from training.vector_selfplay import VectorSelfPlay  # noqa: E402
+from training.vector_selfplay import RANDOM, VectorSelfPlay  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,8 +87,8 @@ def expected_batch(log, contract: str, rules: Rules, declare: str, scale: float)
             mask = np.zeros(NUM_ACTIONS, np.int8)
             mask[legal] = 1
             declaring = DECLARE_BASE <= a < DOUBLE_BASE
-            if declaring and declare == "heuristic":
-                assert a == heuristic_action(d, s)
+            if (declaring and declare == "heuristic") or (roles[g, s] == HEURISTIC and a < DOUBLE_BASE):
+                assert a == heuristic_action(d, s)  # the compiled heuristic's choice is the agent's
             if a >= DOUBLE_BASE:  # doubles are drawn by the collector, never recorded
                 pass
             elif roles[g, s] == LEARNER and not (declaring and declare == "heuristic"):
@@ -135,6 +135,20 @@ def test_batches_equal_reference_replay(contract: str, declare: str, doubling: s
     assert any(declared) == (declare == "policy")  # the learner's declarations are recorded in policy mode
 
 
+@pytest.mark.parametrize(("contract", "declare"), [("no_king", "heuristic"), ("trumps", "policy"),
+                                                   ("fantan", "heuristic")])  # fmt: skip
+def test_mixed_seats_heuristic_and_random(contract: str, declare: str) -> None:
+    """Each seat of each deal drawn among learner, snapshot, heuristic and random: the heuristic seats' actions are
+    the heuristic agent's on the replayed deal, the learner batch is the replay's learner decisions."""
+    sp = VectorSelfPlay(contract, Rules(), 8, np.random.default_rng(5),
+                        lambda r: list(r.choice([LEARNER, SNAPSHOT, HEURISTIC, RANDOM], 4)), double_prob=0.3,
+                        declare=declare)  # fmt: skip
+    log = logged_run(sp, 200)
+    roles = np.stack([r for _, _, r, *_ in log])
+    assert {LEARNER, SNAPSHOT, HEURISTIC, RANDOM} <= set(np.unique(roles).tolist())
+    check_batch(sp, expected_batch(log, contract, Rules(), declare, sp.scale))
+
+
 def test_declarations_recorded_only_with_policy_mode() -> None:
     for declare, recorded in (("heuristic", False), ("policy", True)):
         sp = VectorSelfPlay("trumps", Rules(doubling="off"), 4, np.random.default_rng(3), lambda r: [LEARNER] * 4,
@@ -154,8 +168,8 @@ def test_no_doubles_taken_with_double_prob_zero() -> None:
 
 def test_errors() -> None:
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="heuristic agent needs Deal objects"):
-        VectorSelfPlay("no_queens", Rules(), 2, rng, lambda r: [LEARNER, HEURISTIC, LEARNER, LEARNER])
+    with pytest.raises(ValueError, match=r"4 seat roles among LEARNER, HEURISTIC, SNAPSHOT, RANDOM.*got \[0, 7, 0\]"):
+        VectorSelfPlay("no_queens", Rules(), 2, rng, lambda r: [LEARNER, 7, LEARNER])
     with pytest.raises(ValueError, match=r"bad declare 'random'.*\['heuristic', 'policy'\]"):
         VectorSelfPlay("trumps", Rules(), 2, rng, lambda r: [LEARNER] * 4, declare="random")
     sp = VectorSelfPlay("no_queens", Rules(doubling="off"), 2, rng, lambda r: [SNAPSHOT, LEARNER] * 2)
@@ -164,8 +178,6 @@ def test_errors() -> None:
             sp.step(random_policy(0))
     with pytest.raises(ValueError, match=r"engine 'rust'.*\['python', 'vector'\]"):
         load_config(TrainConfig, None, ["engine=rust"])
-    with pytest.raises(ValueError, match="p_heuristic"):
-        load_config(TrainConfig, None, ["engine=vector", "p_heuristic=0.5"])
     with pytest.raises(ValueError, match="declare='policy' needs engine='vector'"):
         load_config(TrainConfig, None, ["declare=policy"])
 
@@ -176,11 +188,13 @@ def test_vector_config_loads() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("contract", "declare"), [("trumps", "heuristic"), ("fantan", "policy")])
-def test_ppo_smoke_run_on_vector_engine(tmp_path: Path, contract: str, declare: str) -> None:
-    """training/ppo.py with engine=vector: imitation (SelfPlay), PPO on VectorDeals, checkpoint, resume."""
+@pytest.mark.parametrize(("contract", "declare", "p_heuristic"), [
+    ("trumps", "heuristic", 0.0), ("fantan", "policy", 0.0), ("no_hearts", "heuristic", 0.5)])  # fmt: skip
+def test_ppo_smoke_run_on_vector_engine(tmp_path: Path, contract: str, declare: str, p_heuristic: float) -> None:
+    """training/ppo.py with engine=vector: imitation (SelfPlay), PPO on VectorDeals (with heuristic opponents
+    when ``p_heuristic`` > 0), checkpoint, resume."""
     cfg = load_config(TrainConfig, None, [f"out_dir={tmp_path}", f"contracts=[{contract}]", "num_games=8",
-                                          "engine=vector", f"declare={declare}", "p_heuristic=0",
+                                          "engine=vector", f"declare={declare}", f"p_heuristic={p_heuristic}",
                                           "p_snapshot=0.3", "snapshot_every=1",
                                           "bc_decisions=200", "bc_epochs=1", "ppo_decisions=600",
                                           "rollout_decisions=200", "minibatch=128", "update_epochs=1",

@@ -7,9 +7,11 @@ import argparse
 import csv
 import dataclasses
 import json
+import math
 import shutil
 import sys
 import time
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,12 +19,14 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
+from barbu_env.contracts import CLASSIC_CONTRACTS as SEVEN
+from barbu_env.evaluation import LINEUPS, confidence_interval, duplicate, make_boards, seatings
 from barbu_env.nn import PolicyNet
+from barbu_env.options import parse_option
 from barbu_env.rules import Rules
 
-from .selfplay import SelfPlay, duplicate_boards, duplicate_margin
+from .selfplay import selfplay_player
 
-SEVEN = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan"]
 C = TypeVar("C")
 
 
@@ -59,8 +63,23 @@ class CommonConfig:
         return dataclasses.replace(self, **self.per_contract.get(contract, {}), per_contract={})
 
 
+INF = float("inf")
+_COUNTS = ("threads", "workers", "epochs", "minibatch", "num_games", "bc_epochs", "rollout_decisions", "update_epochs",
+           "snapshot_every", "pool_size", "eval_every", "eval_boards", "hidden")  # fmt: skip
+#: Allowed ranges ``(low, high)``, inclusive, of numeric settings (of every training config); other
+#: integers must be >= 0 and other floats finite.
+RANGES: dict[str, tuple[float, float]] = {
+    **dict.fromkeys(("double_prob", "label_prob", "p_heuristic", "p_snapshot", "gae_lambda"), (0.0, 1.0)),
+    **dict.fromkeys(_COUNTS, (1, INF)),
+    **dict.fromkeys(("lr", "clip", "max_grad_norm", "bc_temp"), (1e-12, INF)),
+    **dict.fromkeys(("weight_decay", "bc_coef", "ent_coef", "vf_coef"), (0.0, INF)),
+}
+
+
 def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:
-    """A ``cls`` config from YAML plus ``key=value`` overrides; unknown keys are errors listing the valid ones."""
+    """A ``cls`` config from YAML plus ``key=value`` overrides (values read by
+    :func:`barbu_env.options.parse_value`); ``ValueError`` naming the key and what is allowed for an
+    unknown key, a value of the wrong type or out of range (:data:`RANGES`), or a bad file."""
     import yaml
 
     data: dict[str, Any] = {}
@@ -68,32 +87,78 @@ def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | No
         p = Path(path)
         if not p.is_file():
             raise ValueError(f"config file {str(p)!r} not found")
-        data = yaml.safe_load(p.read_text()) or {}
+        try:
+            data = yaml.safe_load(p.read_text()) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as e:
+            raise ValueError(f"config file {str(p)!r} is not valid YAML: {str(e).splitlines()[0]}") from None
         if not isinstance(data, dict):
             raise ValueError(f"config file {str(p)!r} must hold a mapping of settings")
     for item in overrides or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"bad override {item!r}: expected key=value")
-        data[key.strip()] = yaml.safe_load(value)
+        key, value = parse_option(item, "override")
+        data[key] = value
     valid = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - valid)
+    unknown = sorted(set(data) - valid, key=str)
     if unknown:
         raise ValueError(f"unknown config key(s) {unknown}: valid keys are {sorted(valid)}")
-    cfg = cls(**data)
-    bad = [c for c in [*cfg.contracts, *cfg.per_contract] if c not in SEVEN]
-    if bad:
-        raise ValueError(f"unknown contract(s) {bad}: choose from {SEVEN}")
+    hints = typing.get_type_hints(cls)
+    data = {k: check_setting(k, v, hints[k]) for k, v in data.items()}
     allowed = valid - {"contracts", "per_contract", "out_dir", "export_dir"}
-    for contract, settings in cfg.per_contract.items():
-        wrong = sorted(set(settings) - allowed)
+    for contract, settings in data.get("per_contract", {}).items():
+        if contract not in SEVEN:
+            raise ValueError(f"config per_contract: unknown contract {contract!r}: choose from {list(SEVEN)}")
+        wrong = sorted(set(settings) - allowed, key=str)
         if wrong:
-            raise ValueError(f"per_contract.{contract}: unknown or not per-contract key(s) {wrong}: "
+            raise ValueError(f"config per_contract.{contract}: unknown or not per-contract key(s) {wrong}: "
                              f"valid keys are {sorted(allowed)}")  # fmt: skip
-    for name, value in dataclasses.asdict(cfg).items():
-        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-            raise ValueError(f"config {name} must not be negative, got {value}")
-    return cfg
+        data["per_contract"][contract] = {k: check_setting(f"per_contract.{contract}.{k}", v, hints[k])
+                                          for k, v in settings.items()}  # fmt: skip
+    bad = [c for c in data.get("contracts", []) if c not in SEVEN]
+    if bad:
+        raise ValueError(f"config contracts: unknown contract(s) {bad}: choose from {list(SEVEN)}")
+    rules = data.get("rules")
+    if rules is not None:
+        from barbu_env.rules import load_rules
+
+        try:
+            load_rules(rules)
+        except ValueError as e:
+            raise ValueError(f"config rules: {e}") from None
+    return cls(**data)
+
+
+def check_setting(name: str, value: Any, hint: Any) -> Any:
+    """``value`` checked against the type ``hint`` of setting ``name`` (and :data:`RANGES`); ints are
+    accepted for floats. ``ValueError`` naming the setting and what it allows."""
+    key = name.rsplit(".", 1)[-1]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ValueError(f"config {name}: expected a list, got {value!r}")
+        return [check_setting(f"{name}[{i}]", v, args[0]) for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in value.items()):
+            raise ValueError(f"config {name}: expected a mapping of contract names to mappings of settings, "
+                             f"got {value!r}")  # fmt: skip
+        return {k: dict(v) for k, v in value.items()}
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"config {name}: expected true or false, got {value!r}")
+        return value
+    if hint is str:
+        if not isinstance(value, str):
+            raise ValueError(f"config {name}: expected a text, got {value!r}")
+        return value
+    if hint not in (int, float):
+        return value  # a type these checks do not know: left to the config class
+    if hint is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"config {name}: expected an integer, got {value!r}")
+    if hint is float and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
+        raise ValueError(f"config {name}: expected a number, got {value!r}")
+    low, high = RANGES.get(key.split("[")[0], (0, INF) if hint is int else (-INF, INF))
+    if not low <= value <= high:
+        span = f">= {low}" if high == INF else f"between {low} and {high}"
+        raise ValueError(f"config {name}: expected a value {span}, got {value!r}")
+    return float(value) if hint is float else value
 
 
 def make_policy(net: PolicyNet, greedy: bool = False):
@@ -113,14 +178,15 @@ def make_policy(net: PolicyNet, greedy: bool = False):
 
 
 def duplicate_eval(net: PolicyNet, contract: str, rules: Rules, boards: int, seed: int) -> tuple[float, float, int]:
-    """Duplicate margin of the greedy policy over the heuristic (1 vs 3), raw points per deal."""
+    """``(mean, 95% half-width, boards)``: the duplicate margin of the greedy policy over the heuristic
+    (1 vs 3, doubling off), points per deal over the table mean, on ``boards`` boards of ``contract``
+    from ``seed`` (the duplicate core of ``barbu-eval``: same boards, seatings, margins and t interval)."""
     eval_rules = rules.replace(doubling="off", undoubled_negative="play")
-    plan = duplicate_boards(contract, eval_rules, boards, seed)
-    sp = SelfPlay(contract, eval_rules, min(len(plan), 256), np.random.default_rng(seed), lambda r: [], 0.0, plan)
-    policy = make_policy(net, greedy=True)
-    while not sp.finished:
-        sp.step(policy)
-    return duplicate_margin(sp.results)
+    play = selfplay_player(contract, eval_rules, make_policy(net, greedy=True))
+    board_list = make_boards(seed, [contract], boards, eval_rules)
+    results = duplicate(board_list, seatings(LINEUPS["1v3"]), play, 2, eval_rules.score_sign)
+    ci = confidence_interval([r["rel"][0] for _, r in results])
+    return ci["mean"], ci["half_width"], ci["n"]
 
 
 class Logger:
@@ -247,7 +313,10 @@ def run_cli(name: str, doc: str | None, cls: type, train: Any, argv: list[str] |
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
     ap.add_argument("--resume", action="store_true", help=resume_help)
     args = ap.parse_args(argv)
-    cfg = load_config(cls, args.config, args.set)
+    try:
+        cfg = load_config(cls, args.config, args.set)
+    except (ValueError, TypeError) as e:
+        ap.exit(2, f"{ap.prog}: error: {e}\n")
     print(f"barbu_env {__version__}: training.{name} on {cfg.contracts} -> {cfg.out_dir}")
     print(json.dumps(dataclasses.asdict(cfg)))
     t0 = time.time()

@@ -12,8 +12,8 @@ For each contract of the config, one network (:class:`barbu_env.nn.PolicyNet`):
 2. PPO: the network plays against a mix of itself, frozen snapshots of itself and the heuristic,
    with invalid actions masked out of the softmax; reward = own deal score / |contract total|
    at the end of the deal (gamma = 1, GAE over each seat's decisions). ``engine: vector`` plays
-   these deals on the batched engine (:class:`training.vector_selfplay.VectorSelfPlay`: itself and
-   snapshots only, no heuristic seats);
+   these deals on the batched engine (:class:`training.vector_selfplay.VectorSelfPlay`, the heuristic
+   seats played by its compiled form);
 3. every ``eval_every`` updates, a fixed set of duplicate boards (1 policy vs 3 heuristic, seats
    rotated, doubling off) measures the margin over the heuristic; the best checkpoint is kept.
 
@@ -89,8 +89,8 @@ class TrainConfig(CommonConfig):
     engine: str = "python"
     """Engine of the PPO self-play: ``python`` (``Deal`` objects, every seat role) or ``vector`` (the batched
     ``barbu_env.vector.VectorDeals``: 2-3x the collection rate with the default network, which then dominates;
-    learner and snapshot seats only, so ``p_heuristic`` must be 0). The imitation warm start always uses the
-    python engine (heuristic teacher)."""
+    heuristic seats play the compiled heuristic). The imitation warm start always uses the python engine
+    (heuristic teacher)."""
     declare: str = "heuristic"
     """Who names the trump suit / Fantan rank (R3.2) in PPO deals: ``heuristic`` (from the declarer's hand,
     as at evaluation, not trained) or ``policy`` (the declarer's network, trained; needs engine ``vector``)."""
@@ -100,10 +100,6 @@ class TrainConfig(CommonConfig):
             raise ValueError(f"bad engine {self.engine!r}: choose from {list(ENGINES)}")
         if self.declare not in DECLARE_MODES:
             raise ValueError(f"bad declare {self.declare!r}: choose from {list(DECLARE_MODES)}")
-        if self.engine == "vector" and self.p_heuristic > 0:
-            raise ValueError(f"engine='vector' needs p_heuristic=0 (got {self.p_heuristic}): the heuristic agent "
-                             "plays on Deal objects, which VectorDeals does not have; use engine='python' "
-                             "for heuristic opponents")  # fmt: skip
         if self.declare == "policy" and self.engine != "vector":
             raise ValueError("declare='policy' needs engine='vector' (the python engine's declarer is the heuristic)")
 

@@ -26,16 +26,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-SEVEN = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan"]
+from barbu_env.contracts import CLASSIC_CONTRACTS as SEVEN
+from barbu_env.options import parse_option
 
 
 def _rule_kv(text: str) -> tuple[str, Any]:
-    key, eq, value = text.partition("=")
-    if not eq or not key:
-        raise argparse.ArgumentTypeError(f"bad rule option {text!r}: expected key=value (e.g. doubling=off)")
-    from barbu_env.agents import parse_spec
-
-    return key, parse_spec(f"x:v={value}")[1]["v"]
+    try:
+        return parse_option(text, "rule option")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{e} (e.g. doubling=off)") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,6 +1,7 @@
 """Many concurrent deals of one contract, played by a mix of seats, with batched network inference.
 
-Shared by the imitation warm start, PPO and the duplicate evaluation used for model selection.
+Shared by the imitation warm start, PPO and the duplicate evaluation used for model selection
+(:func:`selfplay_player` plays the boards of :mod:`barbu_env.evaluation`'s duplicate core).
 Each seat of each game has a role: the learning policy (its decisions are recorded), the heuristic
 agent, or a frozen snapshot of an earlier policy. Declaration and doubling are not learned here:
 the declarer's heuristic names the trump suit / Fantan rank (R3.2) and each player takes a random
@@ -9,7 +10,7 @@ legal double with probability ``double_prob`` (so the policy sees varied doublin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,7 @@ from barbu_env.agents.heuristic import heuristic_action, rollout
 from barbu_env.agents.pimc import sample_world
 from barbu_env.engine import InfoState
 from barbu_env.engine.deal import DOUBLE, OVER, Deal, deal_hands
+from barbu_env.evaluation.boards import Board, Game, PlayFn, Seating
 from barbu_env.observation import OBS_SIZE, encode
 from barbu_env.rules import Rules
 
@@ -264,28 +266,23 @@ def legal_mask(deal: Deal) -> np.ndarray:
     return m
 
 
-def duplicate_boards(contract: str, rules: Rules, num_boards: int, seed: int) -> list[tuple[list[int], int, list[int]]]:
-    """``num_boards`` deals, each listed 4 times with the learner rotated through the seats and the
-    heuristic in the other three (the declarer rotates with the board number)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for b in range(num_boards):
-        hands = deal_hands(rng, rules)
-        for seat in range(4):
-            out.append((hands, b % 4, [LEARNER if s == seat else HEURISTIC for s in range(4)]))
-    return out
+def selfplay_player(contract: str, rules: Rules, policy: PolicyFn, num_games: int = 256) -> PlayFn:
+    """A :data:`barbu_env.evaluation.PlayFn` for duplicate evaluation: agent 0 of each seating is the
+    batched ``policy`` (greedy or not, as given), agent 1 the heuristic; the boards of one call are
+    played concurrently, ``num_games`` deals at a time."""
+
+    def play(boards: Sequence[Board], seats: Sequence[Seating]) -> Iterator[tuple[Board, list[Game]]]:
+        plan = [(list(b.hands), b.declarer, [LEARNER if who == 0 else HEURISTIC for who in seating])
+                for b in boards for seating in seats]  # fmt: skip
+        sp = SelfPlay(contract, rules, min(len(plan), num_games), np.random.default_rng(0), lambda r: [], 0.0, plan)
+        while not sp.finished:
+            sp.step(policy)
+        scores = {i: s for i, _, s in sp.results}
+        for k, b in enumerate(boards):
+            yield b, [Game(seating, scores[k * len(seats) + j]) for j, seating in enumerate(seats)]
+
+    return play
 
 
-def duplicate_margin(results: list[tuple[int, list[int], list[int]]]) -> tuple[float, float, int]:
-    """Mean over boards of (learner's score − table mean), and its 95% half-width; raw points."""
-    per_board: dict[int, list[float]] = {}
-    for board, roles, scores in results:
-        seat = roles.index(LEARNER)
-        per_board.setdefault(board // 4, []).append(scores[seat] - sum(scores) / 4)
-    x = np.array([np.mean(v) for _, v in sorted(per_board.items())])
-    half = 1.96 * x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else float("nan")
-    return float(x.mean()), float(half), len(x)
-
-
-__all__ = ["HEURISTIC", "LEARNER", "OBS_SIZE", "SNAPSHOT", "Batch", "SelfPlay", "contract_scale",
-           "duplicate_boards", "duplicate_margin", "legal_mask"]  # fmt: skip
+__all__ = ["HEURISTIC", "LEARNER", "OBS_SIZE", "SNAPSHOT", "Batch", "SelfPlay", "contract_scale", "legal_mask",
+           "selfplay_player"]  # fmt: skip

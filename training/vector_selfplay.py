@@ -3,15 +3,16 @@
 The same interface as :class:`training.selfplay.SelfPlay` where PPO needs it (``step(policy, snapshot)``,
 ``take_batch()``, ``batch``, ``results``, ``scale``), but the ``num_games`` deals are stepped at once by
 :class:`barbu_env.vector.VectorDeals`, whose observations and masks are the AEC env's
-(``observation.encode`` and ``Deal.legal_actions``). Seats are the learning policy (its decisions are
-recorded) or a frozen snapshot; the heuristic agent plays on ``Deal`` objects, so ``HEURISTIC`` seats are
-refused (use ``SelfPlay``). Decisions outside the card play:
+(``observation.encode`` and ``Deal.legal_actions``). Each seat of each deal has a role, drawn per deal:
+the learning policy (its decisions are recorded), a frozen snapshot, the heuristic agent (compiled on the
+batched engine, ``VectorDeals.heuristic_actions``: the same choices as ``agents.heuristic``) or a uniformly
+random player (``RANDOM``, from the collector's RNG). Decisions outside the card play:
 
 - declaration (Trumps / Fantan, R3.2): ``declare="heuristic"`` (default) lets the heuristic name the trump
   suit / Fantan rank from the declarer's hand, as ``SelfPlay`` does and as the neural agent does when it
   plays (it leaves declarations to its fallback); these decisions are not recorded. ``declare="policy"``
-  lets the declarer's network choose among the legal declarations: a learner's declaration is recorded
-  and trained like its card play (same observation and reward);
+  lets the declarer's seat choose among the legal declarations by its role (network, heuristic or random):
+  a learner's declaration is recorded and trained like its card play (same observation and reward);
 - doubling (R6): each player takes a uniformly random legal double with probability ``double_prob``,
   otherwise ``double:none``, drawn from the collector's RNG, not recorded — as in ``SelfPlay``.
 """
@@ -24,15 +25,16 @@ from collections.abc import Callable
 import numpy as np
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE
-from barbu_env.agents.heuristic import heuristic_action
-from barbu_env.engine.deal import Deal
 from barbu_env.rules import Rules
-from barbu_env.vector import VectorDeals
+from barbu_env.vector import VectorDeals, random_actions
 
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, PolicyFn, contract_scale, split_complete
 
 #: Who names the trump suit / Fantan rank.
 DECLARE_MODES = ("heuristic", "policy")
+#: The role of a uniformly random seat (VectorSelfPlay only; beside ``selfplay``'s LEARNER, HEURISTIC, SNAPSHOT).
+RANDOM = 3
+ROLES = (LEARNER, HEURISTIC, SNAPSHOT, RANDOM)
 
 
 class VectorSelfPlay:
@@ -41,7 +43,7 @@ class VectorSelfPlay:
     def __init__(self, contract: str, rules: Rules, num_games: int, rng: np.random.Generator,
                  roles: Callable[[np.random.Generator], list[int]], double_prob: float = 0.0,
                  declare: str = "heuristic", backend: str = "auto") -> None:  # fmt: skip
-        """``roles(rng)`` draws the 4 seat roles (``LEARNER`` / ``SNAPSHOT``) of each new deal; ``declare``
+        """``roles(rng)`` draws the 4 seat roles (:data:`ROLES`) of each new deal; ``declare``
         is ``"heuristic"`` or ``"policy"`` (module docstring); ``backend`` is VectorDeals' backend."""
         if declare not in DECLARE_MODES:
             raise ValueError(f"bad declare {declare!r}: choose from {list(DECLARE_MODES)}")
@@ -65,21 +67,11 @@ class VectorSelfPlay:
 
     def _new_roles(self, g: int) -> None:
         roles = [int(r) for r in self.roles_fn(self.rng)]
-        if len(roles) != 4 or any(r not in (LEARNER, SNAPSHOT) for r in roles):
-            why = " (the heuristic agent needs Deal objects: use SelfPlay)" if HEURISTIC in roles else ""
-            raise ValueError(f"VectorSelfPlay seats must be LEARNER or SNAPSHOT, got roles {roles}{why}")
+        if len(roles) != 4 or any(r not in ROLES for r in roles):
+            raise ValueError(f"VectorSelfPlay needs 4 seat roles among LEARNER, HEURISTIC, SNAPSHOT, RANDOM "
+                             f"{list(ROLES)}, got {roles}")  # fmt: skip
         self.roles[g] = roles
         self.open[g] = {s: [] for s in range(4) if roles[s] == LEARNER}
-
-    def _declarations(self, games: np.ndarray) -> np.ndarray:
-        """The heuristic's trump suit / Fantan rank for the declarers of ``games`` (from their hands)."""
-        st, available = self.env.state, (self.contract,)
-        out = np.empty(games.shape[0], np.int64)
-        for i, g in enumerate(games):
-            declarer = int(st.declarer[g])
-            deal = Deal.from_hands([int(h) for h in st.hands[g]], declarer, None, self.rules, available=available)
-            out[i] = heuristic_action(deal, declarer)
-        return out
 
     def _doubles(self, mask: np.ndarray) -> np.ndarray:
         """Per row: a uniformly random legal double with probability ``double_prob``, else ``double:none``
@@ -106,11 +98,16 @@ class VectorSelfPlay:
         other = doubling.copy()
         if doubling.any():
             actions[doubling] = self._doubles(mask[doubling])
+        heuristic = (role == HEURISTIC) & ~other
         if self.declare == "heuristic":
             declaring = mask[:, DECLARE_BASE:DOUBLE_BASE].any(1)
-            if declaring.any():
-                actions[declaring] = self._declarations(games[declaring])
-                other |= declaring
+            heuristic |= declaring
+            other |= declaring
+        if heuristic.any():  # the compiled heuristic: declarations in heuristic mode, heuristic seats
+            actions[heuristic] = self.env.heuristic_actions(heuristic)[heuristic]
+        rand = (role == RANDOM) & ~other
+        if rand.any():
+            actions[rand] = random_actions(mask[rand], self.rng)
         recorded = 0
         for fn, r in ((policy, LEARNER), (snapshot, SNAPSHOT)):
             idx = np.flatnonzero((role == r) & ~other)
@@ -158,4 +155,4 @@ class VectorSelfPlay:
         return done
 
 
-__all__ = ["DECLARE_MODES", "VectorSelfPlay"]
+__all__ = ["DECLARE_MODES", "RANDOM", "ROLES", "VectorSelfPlay"]

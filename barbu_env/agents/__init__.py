@@ -9,7 +9,7 @@ Specs are the names used on the ``barbu-eval`` command line:
   agent, built by ``barbu_env.agents.neural.make_neural(path, seed=..., **options)`` once that module
   exists (see :func:`is_checkpoint_spec`; torch is imported only then).
 
-Options are ``name:key=value,key=value``; values are parsed as int, float, true/false or text.
+Options are ``name:key=value,key=value``, values read by :func:`barbu_env.options.parse_value`.
 Unknown names and options raise ``ValueError`` listing the valid ones. See :mod:`.base` for the
 protocol (what an agent may read) and :class:`Agent` for the methods.
 """
@@ -21,6 +21,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+from ..options import parse_option
 from .base import Agent, seat_of
 from .heuristic import HeuristicAgent
 from .pimc import PIMCAgent
@@ -32,18 +33,6 @@ REGISTRY: dict[str, type[Agent]] = {"random": RandomAgent, "heuristic": Heuristi
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
 
 
-def _parse_value(text: str) -> Any:
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text.strip()
-
-
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"pimc:samples=20"`` -> ``("pimc", {"samples": 20})``; raises ``ValueError`` on bad syntax."""
     if not isinstance(spec, str) or not spec.strip():
@@ -51,13 +40,16 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     head, sep, tail = spec.strip().rpartition(":")
     if not sep or "=" not in tail:  # no options (a checkpoint path may itself hold ':')
         return spec.strip(), {}
+    if not head.strip():
+        raise ValueError(f"bad agent spec {spec!r}: no agent name before the options ('name:key=value')")
     options: dict[str, Any] = {}
     for item in tail.split(","):
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"bad option {item!r} in agent spec {spec!r}: expected key=value")
-        options[key.strip()] = _parse_value(value)
-    return head, options
+        try:
+            key, value = parse_option(item)
+        except ValueError:
+            raise ValueError(f"bad option {item!r} in agent spec {spec!r}: expected key=value") from None
+        options[key] = value
+    return head.strip(), options
 
 
 def is_checkpoint_spec(name: str) -> bool:

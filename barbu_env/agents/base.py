@@ -1,7 +1,8 @@
 """The agent protocol shared by every baseline, the evaluation harness and training opponents.
 
 An agent is made with :func:`barbu_env.agents.make` and asked for a move with
-``agent.act(env, agent_name)`` when it is ``agent_name``'s turn in a ``barbu_env.env(...)`` game. It may
+``agent.act(env, agent_name)`` when it is ``agent_name``'s turn in a ``barbu_env.env(...)`` game
+(:meth:`Agent.act` refuses any other seat, then asks :meth:`Agent.choose`). It may
 read only what that seat may know: ``env.observe(agent_name)`` and, for search agents,
 ``env.unwrapped.information_state(agent_name)`` (own hand + public history, never hidden cards).
 
@@ -13,11 +14,15 @@ seed and the same game give the same choices.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..engine import Deal, InfoState
+
+if TYPE_CHECKING:
+    from ..vector import VectorDeals
 
 
 def seat_of(agent_name: str) -> int:
@@ -32,15 +37,36 @@ def seat_of(agent_name: str) -> int:
     return seat
 
 
+def check_seed(seed: Any) -> int | None:
+    """``seed`` if it is ``None`` or an integer >= 0 (what seeds numpy's generator); ``ValueError`` otherwise."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"bad agent seed {seed!r}: expected None or an integer >= 0")
+    return None if seed is None else int(seed)
+
+
+def check_turn(env: Any, agent_name: str) -> None:
+    """``ValueError`` unless ``agent_name`` is the seat on move in the PettingZoo ``env`` and its game goes on."""
+    on_move = getattr(env, "agent_selection", None)
+    if agent_name != on_move:
+        raise ValueError(f"{agent_name!r} is not on move: {on_move!r} is (an agent acts only for the seat on move)")
+    done = getattr(env, "terminations", {}).get(agent_name) or getattr(env, "truncations", {}).get(agent_name)
+    if done:
+        raise ValueError(f"{agent_name!r} has no move to make: its game is over")
+
+
 class Agent:
-    """Base class: a seeded player. Subclasses implement :meth:`act_info` (or override :meth:`act`)."""
+    """Base class: a seeded player. Subclasses implement :meth:`act_info` (or override :meth:`choose`)."""
 
     #: The name used in specs and tables (``"random"``, ``"heuristic"``, ``"pimc"``).
     name = "agent"
+    #: Whether the agent has a compiled form on the batched engine (:meth:`vector_actions`).
+    compiled = False
+    #: The spec of the agent this one hands decisions to (declaration, doubling, :meth:`fallback_contracts`).
+    fallback_spec: str | None = None
 
     def __init__(self, seed: int | None = None) -> None:
-        self.seed = seed
-        self.rng = np.random.default_rng(seed)
+        self.seed = check_seed(seed)
+        self.rng = np.random.default_rng(self.seed)
 
     @property
     def spec(self) -> str:
@@ -52,13 +78,23 @@ class Agent:
         """Options that differ from the defaults (shown in :attr:`spec`)."""
         return {}
 
+    def fallback_contracts(self, contracts: Sequence[str]) -> list[str]:
+        """The contracts of ``contracts`` whose card play this agent hands to :attr:`fallback_spec` (none here)."""
+        return []
+
     def reset(self, seed: int | None = None) -> None:
         """Re-seed and forget any per-game state (the harness calls it before each game)."""
-        self.seed = seed
-        self.rng = np.random.default_rng(seed)
+        self.seed = check_seed(seed)
+        self.rng = np.random.default_rng(self.seed)
 
     def act(self, env: Any, agent_name: str) -> int:
-        """The action id for ``agent_name``, whose turn it is in the PettingZoo ``env``."""
+        """The action id for ``agent_name``, whose turn it is in the PettingZoo ``env`` (``ValueError``
+        naming the seat on move otherwise). Subclasses override :meth:`choose`, not this check."""
+        check_turn(env, agent_name)
+        return self.choose(env, agent_name)
+
+    def choose(self, env: Any, agent_name: str) -> int:
+        """The action id for ``agent_name`` (on move, checked by :meth:`act`); default: :meth:`act_info`."""
         info = env.unwrapped.information_state(agent_name)
         return int(self.act_info(info))
 
@@ -73,6 +109,11 @@ class Agent:
         if deal.current_player != seat:
             raise ValueError(f"seat {seat} is not on move (seat {deal.current_player} is)")
         return int(self.act_info(InfoState.of(deal, seat)))
+
+    def vector_actions(self, deals: VectorDeals, games: np.ndarray | None = None) -> np.ndarray:
+        """The agent's actions for the seats on move of a ``barbu_env.vector.VectorDeals`` batch (int64 [B]; only
+        the games set in the bool mask ``games``, -1 elsewhere), for agents with :attr:`compiled`."""
+        raise NotImplementedError(f"agent {self.spec!r} has no compiled form on VectorDeals (compiled=False)")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec!r}, seed={self.seed!r})"

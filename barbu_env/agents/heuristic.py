@@ -48,7 +48,7 @@ Barbu King (R11)
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..actions import (
     DECLARE_BASE,
@@ -65,6 +65,11 @@ from ..engine import InfoState
 from ..engine.deal import RANK_MASK, Deal, Phase, mask_to_list
 from ..engine.doubling import REL_TO_ABS
 from .base import Agent
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..vector import VectorDeals
 
 _DECLARE, _DOUBLE, _PLAY, _FANTAN, _OVER = (int(p) for p in Phase)
 _RANK = tuple(c % 13 for c in range(52))
@@ -499,12 +504,17 @@ def rollout(d: Deal) -> Deal:
 
 
 class HeuristicAgent(Agent):
-    """The rule-based player of this module (deterministic; the seed is kept for the protocol)."""
+    """The rule-based player of this module (deterministic; the seed is kept for the protocol). Its compiled
+    form (:meth:`vector_actions`, ``barbu_env.vector.heuristic``) makes the same choices on a batch."""
 
     name = "heuristic"
+    compiled = True
 
     def act_info(self, info: InfoState) -> int:
         return heuristic_action(info.view, info.seat)
+
+    def vector_actions(self, deals: VectorDeals, games: np.ndarray | None = None) -> np.ndarray:
+        return deals.heuristic_actions(games)
 
     def options(self) -> dict[str, Any]:
         return {}

@@ -8,11 +8,14 @@ doubling decisions and contracts without a checkpoint — is played by the ``fal
 (:func:`barbu_env.observation.encode`), so a checkpoint plays in any ``barbu_env.env`` game.
 
 Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
-legal action; false samples from the policy with the agent's seeded RNG) and ``fallback``.
+legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0)
+and ``fallback``. :meth:`NeuralAgent.fallback_contracts` names the contracts whose card play would
+go to the fallback (``barbu-eval`` refuses to evaluate a checkpoint on those).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ import numpy as np
 from ..engine import InfoState
 from ..engine.deal import FANTAN_PLAY, PLAY
 from ..observation import encode
+from ..options import as_bool
 from .base import Agent
 
 
@@ -36,9 +40,13 @@ class NeuralAgent(Agent):
         from ..nn import load_checkpoint
         from . import make
 
+        if not isinstance(fallback, str):
+            raise ValueError(f"bad value {fallback!r} for option 'fallback': expected an agent spec, e.g. 'heuristic'")
         self._torch = torch
-        self.path, self.greedy, self.fallback_spec = str(path), bool(greedy), fallback
+        self.path, self.greedy, self.fallback_spec = str(path), as_bool(greedy, "greedy"), fallback
         p = Path(path)
+        if not p.exists():
+            raise ValueError(f"checkpoint {str(path)!r} not found")
         files = sorted(p.glob("*.pt")) if p.is_dir() else [p]
         if not files:
             raise ValueError(f"no checkpoint (*.pt) found in folder {str(p)!r}")
@@ -50,13 +58,20 @@ class NeuralAgent(Agent):
                 raise ValueError(f"two checkpoints for contract {ckpt['contract']!r} in {str(p)!r}")
             self.nets[ckpt["contract"]] = net
             self.meta[ckpt["contract"]] = ckpt.get("meta", {})
-        self.fallback = make(fallback, seed=seed)
+        try:
+            self.fallback = make(fallback, seed=seed)
+        except ValueError as e:
+            raise ValueError(f"bad value {fallback!r} for option 'fallback': {e}") from None
 
     @property
     def spec(self) -> str:
         opts = [k for k, v in (("greedy=false", not self.greedy), (f"fallback={self.fallback_spec}",
                                 self.fallback_spec != "heuristic")) if v]  # fmt: skip
         return self.path + (":" + ",".join(opts) if opts else "")
+
+    def fallback_contracts(self, contracts: Sequence[str]) -> list[str]:
+        """The contracts of ``contracts`` that no network covers (their card play goes to the fallback)."""
+        return [c for c in contracts if c not in self.nets]
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -74,9 +89,9 @@ class NeuralAgent(Agent):
         p = np.exp(z) / np.exp(z).sum()
         return int(self.rng.choice(legal, p=p))
 
-    def act(self, env: Any, agent_name: str) -> int:
+    def choose(self, env: Any, agent_name: str) -> int:
         deal = env.unwrapped.deal
-        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) else None
+        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
         if net is None:
             return self.fallback.act(env, agent_name)
         o = env.observe(agent_name)
@@ -86,7 +101,7 @@ class NeuralAgent(Agent):
         """Engine-level play (no env): the observation of ``info.seat`` is encoded from a deal
         consistent with its information (an observation never depends on hidden cards)."""
         deal = info.view
-        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) else None
+        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
         if net is None:
             return self.fallback.act_info(info)
         full = info.sample(self.rng)

@@ -6,7 +6,11 @@ candidate card on each sample and finishes the deal with the heuristic in every 
 (:func:`barbu_env.agents.heuristic.rollout`, bitmask play on ``Deal`` clones, no observation
 encoding), and keeps the card with the best mean score. The same samples serve every
 candidate (common random numbers), and cards that are equivalent (same suit, no unseen card between
-them, same point value) are evaluated once.
+them, same point value) are evaluated once. ``rollouts="compiled"`` (default) plays all the samples'
+rollouts as one batch on the compiled engine (:class:`barbu_env.vector.rollout.Rollouts`, the compiled
+heuristic): the same samples and the same playouts, hence the same decisions, many times faster;
+``rollouts="python"`` plays them on ``Deal`` clones. Rules the batched engine does not cover (Barbu King,
+R11) always use the Python rollouts.
 
 Objective: the seat's own deal score, settlement included (``Deal.scores``, R8.1). Every contract's
 scores sum to a fixed total (E5) and settlement is zero-sum (R6.5), so the own score and the own
@@ -24,42 +28,51 @@ import numpy as np
 from ..cards import SUIT_MASK
 from ..engine import InfoState
 from ..engine.deal import Deal, Phase, mask_to_list
+from ..rules import Rules
 from .base import Agent
 from .heuristic import heuristic_action, rollout
 
 _PLAY, _FANTAN = int(Phase.PLAY), int(Phase.FANTAN)
 #: Rejection tries before :func:`sample_world` falls back on the engine's sampler.
 REJECTION_TRIES = 16
-#: Default number of sampled deals per card decision (about 0.05 s per decision, see the report).
+#: Default number of sampled deals per card decision (a few ms per decision: ``benchmark`` rows pimc-*).
 DEFAULT_SAMPLES = 16
+#: Where the rollouts run (see the module docstring).
+ROLLOUTS = ("compiled", "python")
 
 
 def sample_world(info: InfoState, rng: np.random.Generator, tries: int = REJECTION_TRIES) -> Deal:
     """A full deal consistent with ``info``: the unseen cards are shuffled and dealt to the other seats
     until no seat gets a card it has shown it cannot hold (rejection: exactly uniform over consistent
     deals, and fast); after ``tries`` failures, the engine's sampler (:meth:`InfoState.sample`)."""
+    hands = sample_hands(info, rng, tries)
+    world = info.view.clone()
+    world.hands = hands
+    world._legal = None
+    return world
+
+
+def sample_hands(info: InfoState, rng: np.random.Generator, tries: int = REJECTION_TRIES) -> list[int]:
+    """The hand masks of :func:`sample_world` (the same draws), without building the deal."""
     view, seat = info.view, info.seat
-    cards = np.array(mask_to_list(view.deck & ~info.hand & ~info.played))
+    bits = [1 << c for c in mask_to_list(view.deck & ~info.hand & ~info.played)]
     others = [s for s in range(view.n) if s != seat]
+    sizes, excluded = info.hand_sizes, info.excluded
     for _ in range(tries):
-        perm = rng.permutation(cards).tolist()
+        perm = bits[:]
+        rng.shuffle(perm)  # the swaps of rng.permutation(cards): the same order
         hands = [0] * view.n
         hands[seat] = info.hand
         i = 0
         for s in others:
-            m = 0
-            for c in perm[i : i + info.hand_sizes[s]]:
-                m |= 1 << c
-            i += info.hand_sizes[s]
-            if m & info.excluded[s]:
+            m = sum(perm[i : i + sizes[s]])  # distinct bits: the sum is their union
+            i += sizes[s]
+            if m & excluded[s]:
                 break
             hands[s] = m
         else:
-            world = view.clone()
-            world.hands = hands
-            world._legal = None
-            return world
-    return info.sample(rng)
+            return hands
+    return info.sample(rng).hands
 
 
 def candidate_moves(d: Deal, seat: int, legal: list[int]) -> dict[int, list[int]]:
@@ -93,14 +106,38 @@ class PIMCAgent(Agent):
 
     name = "pimc"
 
-    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES) -> None:
+    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollouts: str = "compiled") -> None:
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"bad pimc option samples={samples!r}: expected an integer >= 1")
+        if rollouts not in ROLLOUTS:
+            raise ValueError(f"bad pimc option rollouts={rollouts!r}: expected one of {list(ROLLOUTS)}")
         self.samples = samples
+        self.rollouts = rollouts
+        self._compiled: dict[Rules, Any] = {}  # rules -> their Rollouts, or None where not batched
 
     def options(self) -> dict[str, Any]:
-        return {} if self.samples == DEFAULT_SAMPLES else {"samples": self.samples}
+        out: dict[str, Any] = {} if self.samples == DEFAULT_SAMPLES else {"samples": self.samples}
+        if self.rollouts != "compiled":
+            out["rollouts"] = self.rollouts
+        return out
+
+    def _rollouts(self, rules: Rules) -> Any:
+        """The compiled playouts for ``rules`` (built once), or None: Python rollouts."""
+        if self.rollouts != "compiled":
+            return None
+        if rules not in self._compiled:
+            from ..vector.tables import build_tables, check_rules
+
+            try:
+                check_rules(rules)
+            except ValueError:  # not batched (Barbu King): the Python rollouts
+                self._compiled[rules] = None
+            else:
+                from ..vector.rollout import Rollouts
+
+                self._compiled[rules] = Rollouts(build_tables(rules))
+        return self._compiled[rules]
 
     def act_info(self, info: InfoState) -> int:
         d, seat = info.view, info.seat
@@ -115,12 +152,17 @@ class PIMCAgent(Agent):
             return legal[0]
         totals = np.zeros(len(reps))
         sign = d.rules.score_sign  # R11: Barbu King's points are bad
-        for _ in range(self.samples):
-            world = sample_world(info, self.rng)
-            for i, a in enumerate(reps):
-                w = world.clone()
-                w.apply(a)
-                totals[i] += sign * rollout(w).scores[seat]
+        compiled = self._rollouts(d.rules)
+        if compiled is not None:
+            worlds = [sample_hands(info, self.rng) for _ in range(self.samples)]
+            totals += (sign * compiled.scores(d, worlds, reps, seat)).sum(axis=0)  # int sums: exact
+        else:
+            for _ in range(self.samples):
+                world = sample_world(info, self.rng)
+                for i, a in enumerate(reps):
+                    w = world.clone()
+                    w.apply(a)
+                    totals[i] += sign * rollout(w).scores[seat]
         best = totals.max()
         h = heuristic_action(d, seat)
         for rep, members in classes.items():  # ties go to the heuristic's own choice
@@ -129,4 +171,4 @@ class PIMCAgent(Agent):
         return reps[int(np.argmax(totals))]
 
 
-__all__ = ["DEFAULT_SAMPLES", "PIMCAgent", "candidate_moves", "sample_world"]
+__all__ = ["DEFAULT_SAMPLES", "ROLLOUTS", "PIMCAgent", "candidate_moves", "sample_hands", "sample_world"]

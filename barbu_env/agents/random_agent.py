@@ -15,7 +15,7 @@ class RandomAgent(Agent):
 
     name = "random"
 
-    def act(self, env: Any, agent_name: str) -> int:
+    def choose(self, env: Any, agent_name: str) -> int:
         mask = np.asarray(env.observe(agent_name)["action_mask"])
         legal = np.flatnonzero(mask)
         if len(legal) == 0:

@@ -15,7 +15,9 @@ over all consistent deals).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -66,22 +68,53 @@ class InfoState:
         return deck & ~self.hand & ~self.played
 
 
+@cache
+def _subsets(k: int) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+    """Per non-empty subset S of ``k`` hidden seats (as a mask): the non-empty masks T inside S, the seats of S."""
+    full = 1 << k
+    return tuple((tuple(t for t in range(1, full) if t & ~s == 0), tuple(i for i in range(k) if s >> i & 1))
+                 for s in range(1, full))  # fmt: skip
+
+
 def _feasible(counts: list[int], caps: list[int]) -> bool:
     """Hall's condition: for every subset S of the hidden seats, the cards allowed only in S fit."""
-    full = len(counts)
-    k = len(caps)
-    for s in range(1, full):
+    for inside, seats in _subsets(len(caps)):
         need = 0
-        for t in range(1, full):
-            if t & ~s == 0:
-                need += counts[t]
+        for t in inside:
+            need += counts[t]
         cap = 0
-        for i in range(k):
-            if s >> i & 1:
-                cap += caps[i]
+        for i in seats:
+            cap += caps[i]
         if need > cap:
             return False
     return counts[0] == 0
+
+
+def weighted_order(rng: np.random.Generator, weights: list[float]) -> list[int]:
+    """``rng.choice(k, size=k, replace=False, p=w / w.sum()).tolist()`` for the ``k`` positive ``weights``: the
+    same draws and the same answer (numpy's algorithm: rounds of ``rng.random(k - found)`` against the renormalised
+    cumulative weights of the entries not yet found, new ones kept in order of first occurrence), in plain
+    Python, without numpy's per-call overhead on these few entries (the tests compare it with ``rng.choice``)."""
+    k = len(weights)
+    total = 0.0
+    for w in weights:
+        total += w
+    p = [w / total for w in weights]
+    found: list[int] = []
+    while len(found) < k:
+        x = rng.random(k - len(found)).tolist()
+        for i in found:
+            p[i] = 0.0
+        cdf, acc = [], 0.0
+        for v in p:
+            acc += v
+            cdf.append(acc)
+        cdf = [c / acc for c in cdf]
+        for u in x:
+            j = bisect_right(cdf, u)
+            if j not in found:
+                found.append(j)
+    return found
 
 
 def sample_hidden(
@@ -120,9 +153,7 @@ def sample_hidden(
         c, t = cards[idx], allowed_of[idx]
         counts[t] -= 1
         choices = [i for i in range(len(others)) if t >> i & 1 and caps[i] > 0]
-        weights = np.array([caps[i] for i in choices], dtype=float)
-        picks = rng.choice(len(choices), size=len(choices), replace=False, p=weights / weights.sum())
-        for j in picks:
+        for j in weighted_order(rng, [float(caps[i]) for i in choices]):
             i = choices[j]
             caps[i] -= 1
             if _feasible(counts, caps):

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..contracts import EXTRA_DEAL, FANTAN, contract_table
 from ..rules import Rules
-from .deal import Deal, deal_hands, validate_hands
+from .deal import Deal, deal_hands, seat_index, validate_hands
 
 #: R2.4 ``extra_deals``: most tie-break deals played before a tie is left standing.
 MAX_EXTRA_DEALS = 10
@@ -61,9 +61,7 @@ class Match:
         self.rules = rules or Rules()
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         n = self.n = self.rules.players
-        if not (isinstance(first_declarer, int) and 0 <= first_declarer < n):
-            raise ValueError(f"bad first declarer {first_declarer!r}: expected a seat 0..{n - 1}")
-        self.first_declarer = first_declarer
+        self.first_declarer = seat_index(first_declarer, "first declarer", n)
         self.table = contract_table(self.rules)
         #: R11.1: Barbu King's fixed order (no declarer choice); False with ``choose`` and in Barbu.
         self.fixed_order = self.rules.king and not self.rules.choose

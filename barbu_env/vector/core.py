@@ -51,6 +51,7 @@ class State:
     num_fin: np.ndarray
     avail_decl: np.ndarray  # i64 [B] mask over the 26 declaration actions (R3.1)
     avail_names: np.ndarray  # i64 [B] mask over CONTRACT_NAMES (the observation's available block)
+    pass_run: np.ndarray  # i64 [B] Fantan passes since the last card played (the trailing passes of the history)
     hearts_broken: np.ndarray  # bool [B]
 
     cards4: np.ndarray | None = None  # u64 [B,5,4]: hands, played_by, trick_by, captured, excluded
@@ -95,7 +96,7 @@ INT_SEAT_FIELDS = ("tricks_won", "points", "passes", "doubles", "fin_place")
 WORD_FIELDS = ("played", "trick_mask", "playable")
 SCALAR_FIELDS = ("phase", "to_move", "declarer", "leader", "led", "best", "winner", "top_trump", "trick_len",
                  "trick_no", "contract", "trump", "fantan_rank", "double_step", "must_double", "num_fin",
-                 "avail_decl", "avail_names")  # fmt: skip
+                 "avail_decl", "avail_names", "pass_run")  # fmt: skip
 #: The scalars of a fresh deal before its set-up: "none" (-1) where the trick is empty, else 0 (DECLARE).
 SCALAR_START = np.array([-1 if n in ("led", "best", "winner", "top_trump") else 0 for n in SCALAR_FIELDS], np.int64)
 

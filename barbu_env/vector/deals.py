@@ -9,6 +9,7 @@ two unchanged. See :class:`VectorDeals`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from .backend import Kernels, make_backend, random_choice
 from .core import State
 from .dealing import deal_stream, stream_key
 from .tables import NUM_DECL, OVER, U64, Tables, build_tables
+
+if TYPE_CHECKING:
+    from .heuristic import CompiledHeuristic
 
 FAMILIES = ("trumps", "fantan")
 
@@ -84,6 +88,7 @@ class VectorDeals:
         self.obs = np.zeros((self.batch, OBS_SIZE), np.float32)
         self.mask = np.zeros((self.batch, NUM_ACTIONS), np.int8)
         self._legal: tuple[np.ndarray, np.ndarray] | None = None
+        self._heuristic: CompiledHeuristic | None = None
         self._started = False
 
     # ------------------------------------------------------------------ setup
@@ -251,6 +256,17 @@ class VectorDeals:
         low, high = self.legal()
         self.backend.masks(low, high, self.mask)
         return self.mask
+
+    def heuristic_actions(self, games: np.ndarray | None = None) -> np.ndarray:
+        """The heuristic agent's action (``agents.heuristic``, compiled: :mod:`.heuristic`) for the seat on move
+        of each game, or of the games set in the bool mask ``games``: int64 [B], -1 for the others and for games
+        over."""
+        self._need_start()
+        if self._heuristic is None:
+            from .heuristic import CompiledHeuristic
+
+            self._heuristic = CompiledHeuristic(self.tables, self.backend.num_threads())
+        return self._heuristic(self.state, None if games is None else np.ascontiguousarray(games, np.bool_))
 
     def step(self, actions: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply one action per game (ignored for inactive / over games); returns ``(rewards float32

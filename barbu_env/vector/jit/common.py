@@ -52,9 +52,9 @@ PLAYED, TRICK_MASK, PLAYABLE = (WORD_FIELDS.index(n) for n in ("played", "trick_
 PHASE, TO_MOVE, DECLARER, LEADER, LED, BEST, WINNER, TOP_TRUMP, TRICK_LEN, TRICK_NO = (
     SCALAR_FIELDS.index(n) for n in ("phase", "to_move", "declarer", "leader", "led", "best", "winner", "top_trump",
                                      "trick_len", "trick_no"))  # fmt: skip
-CONTRACT, TRUMP, FANTAN_RANK, DOUBLE_STEP, MUST_DOUBLE, NUM_FIN, AVAIL_DECL, AVAIL_NAMES = (
+CONTRACT, TRUMP, FANTAN_RANK, DOUBLE_STEP, MUST_DOUBLE, NUM_FIN, AVAIL_DECL, AVAIL_NAMES, PASS_RUN = (
     SCALAR_FIELDS.index(n) for n in ("contract", "trump", "fantan_rank", "double_step", "must_double", "num_fin",
-                                     "avail_decl", "avail_names"))  # fmt: skip
+                                     "avail_decl", "avail_names", "pass_run"))  # fmt: skip
 # columns of the per-contract table ``kint`` and entries of ``flags`` (see :func:`jit_tables`)
 K_POSITIVE, K_FANTAN, K_HEARTS_RULE, K_FORCE_KING, K_PER_TRICK, K_RAVAGE, K_TOTAL, K_NAME = range(8)
 (F_UNTIL_BROKEN, F_MUST_LEAD_TRUMP, F_OVERTRUMP, F_FREE_PASS, F_ACE_AGAIN, F_DOUBLING_OFF, F_DECLARER_ONLY, F_SPLIT,

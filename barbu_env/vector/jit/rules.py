@@ -70,6 +70,7 @@ from .common import (
     LED,
     MUST_DOUBLE,
     NUM_FIN,
+    PASS_RUN,
     PASSES,
     PHASE,
     PLAYABLE,
@@ -342,9 +343,11 @@ def _fantan(st: Blocks, tb: Blocks, g: int, a: int) -> bool:
     ended = False
     if a == PASS:  # R7.3
         i4[g, PASSES, p] += 1
+        sc[PASS_RUN, g] += 1
         if not flags[F_FREE_PASS]:
             c4[g, EXCLUDED, p] |= w[PLAYABLE, g]
     else:  # R7.2
+        sc[PASS_RUN, g] = 0
         bt = _bit(a)
         deck = U64(flags[F_DECK])
         c4[g, HANDS, p] ^= bt

@@ -1,0 +1,104 @@
+"""Duplicate games on the batched engine: many explicit deals played at once by compiled players (RULES.md R4-R8).
+
+:func:`play_games` plays G games, each an explicit deal (hands, declarer, fixed contract such as ``"no_queens"``,
+``"trumps:S"`` or ``"fantan:7"``, as ``barbu-eval`` builds its boards) with a player per seat, on
+:class:`~.deals.VectorDeals` (one batch per contract text, the deals queued as boards), and returns every game's
+deal scores (contract + settlement, R8.1), the ``Deal.scores`` of the same game played through the env. Players:
+
+- ``"heuristic"``: the compiled heuristic (``VectorDeals.heuristic_actions``), the choices of ``agents.heuristic``;
+- ``"random"``: ``RandomAgent``'s choices: per decision ``legal[rng.integers(len(legal))]`` over the legal actions
+  in ascending order, with the seat's own ``np.random.default_rng(seed)``, one draw per decision as the agent makes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..engine.deal import validate_hands
+from ..rules import Rules, load_rules
+from .deals import VectorDeals
+
+#: The players :func:`play_games` seats.
+PLAYERS = ("heuristic", "random")
+
+
+def play_games(rules: Rules | str | dict | None, hands: Sequence[object], declarers: Sequence[int],
+               contracts: Sequence[str], players: Sequence[Sequence[str]], seeds: Sequence[Sequence[int]] | None = None,
+               batch: int = 1024) -> np.ndarray:  # fmt: skip
+    """``int64 [G, 4]``: the deal scores of games ``i`` = deal ``hands[i]`` (4 card lists or masks), declared by
+    ``declarers[i]`` in contract ``contracts[i]`` (fixed: no declaration), seat s played by ``players[i][s]`` (one
+    of :data:`PLAYERS`), a random seat seeded with ``seeds[i][s]``. ``batch``: games stepped at once per contract."""
+    rules = load_rules(rules)
+    g_all = len(contracts)
+    if not (len(hands) == len(declarers) == len(players) == g_all) or (seeds is not None and len(seeds) != g_all):
+        raise ValueError(f"play_games: {len(hands)} hands, {len(declarers)} declarers, {g_all} contracts, "
+                         f"{len(players)} player rows{'' if seeds is None else f', {len(seeds)} seed rows'}: "
+                         "expected one of each per game")  # fmt: skip
+    kind = np.zeros((g_all, 4), np.int64)
+    for i, row in enumerate(players):
+        if len(row) != 4 or any(p not in PLAYERS for p in row):
+            raise ValueError(f"game {i}: players {list(row)!r}: expected 4 of {list(PLAYERS)}")
+        kind[i] = [PLAYERS.index(p) for p in row]
+    if seeds is None and (kind == 1).any():
+        raise ValueError("random players need seeds (seeds[i][s] for the random seat s of game i)")
+    masks = _masks(hands, rules)
+    scores = np.zeros((g_all, 4), np.int64)
+    by_contract: dict[str, list[int]] = {}
+    for i, c in enumerate(contracts):
+        by_contract.setdefault(c, []).append(i)
+    for contract, idx in by_contract.items():
+        scores[idx] = _play_contract(rules, contract, masks[idx], [int(declarers[i]) for i in idx],
+                                     kind[idx], None if seeds is None else [seeds[i] for i in idx], batch)  # fmt: skip
+    return scores
+
+
+def _masks(hands: Sequence[object], rules: Rules) -> np.ndarray:
+    """``uint64 [G, 4]`` hand masks from masks, card-id lists or card strings (VectorDeals checks the deal)."""
+    if isinstance(hands, np.ndarray) and hands.dtype == np.uint64:
+        return hands.reshape(-1, 4)
+    out = np.zeros((len(hands), 4), np.uint64)
+    for i, deal in enumerate(hands):
+        if all(isinstance(h, (int, np.integer)) for h in deal):  # type: ignore[union-attr]
+            out[i] = [int(h) for h in deal]  # type: ignore[union-attr]
+        elif all(not isinstance(h, str) and all(isinstance(c, (int, np.integer)) for c in h) for h in deal):  # type: ignore[union-attr]
+            out[i] = [sum(1 << int(c) for c in h) for h in deal]  # type: ignore[union-attr]
+        else:
+            out[i] = validate_hands(deal, rules)  # type: ignore[arg-type]
+    return out
+
+
+def _play_contract(rules: Rules, contract: str, hands: np.ndarray, declarers: list[int], kind: np.ndarray,
+                   seeds: list[Sequence[int]] | None, batch: int) -> np.ndarray:  # fmt: skip
+    """:func:`play_games` for games of one contract text."""
+    n = len(declarers)
+    v = VectorDeals(contract, rules, batch=min(batch, n), boards=(hands, declarers))
+    rngs = {}
+    if seeds is not None:
+        rngs = {(i, s): np.random.default_rng(int(seeds[i][s])) for i in range(n) for s in range(4) if kind[i, s]}
+    out = np.zeros((n, 4), np.int64)
+    v.reset()
+    while not v.finished:
+        mask, seat, board = v.action_masks(), v.seat, v.board_of.copy()
+        live = seat >= 0
+        who = np.where(live, kind[np.maximum(board, 0), np.maximum(seat, 0)], -1)
+        heuristic = who == 0
+        actions = v.heuristic_actions(heuristic) if heuristic.any() else np.zeros(v.batch, np.int64)
+        rand = np.flatnonzero(who == 1)
+        if rand.size:  # RandomAgent.act: legal[rng.integers(len(legal))], one draw per decision
+            sub = mask[rand]
+            counts = sub.sum(1, dtype=np.int64)
+            legal = np.nonzero(sub)[1]  # row by row, ascending
+            starts = np.cumsum(counts) - counts
+            for g, b, s, k, n_legal in zip(rand.tolist(), board[rand].tolist(), seat[rand].tolist(), starts.tolist(),
+                                           counts.tolist()):  # fmt: skip
+                actions[g] = legal[k + rngs[b, s].integers(n_legal)]
+        actions[~live] = 0
+        rewards, done = v.step(actions)
+        ended = np.flatnonzero(done)
+        out[board[ended]] = rewards[ended].astype(np.int64)
+    return out
+
+
+__all__ = ["PLAYERS", "play_games"]

@@ -1,0 +1,102 @@
+"""Heuristic playouts of many deals at once on the batched engine: PIMC's rollouts compiled (RULES.md R4-R9).
+
+:func:`state_of_deal` copies a ``Deal`` in any phase into a batch-1 :class:`~.core.State` (every field the
+kernels read); :class:`Rollouts` plays, for each of B games, one first action then the heuristic in every seat
+(``agents.heuristic.rollout``, compiled: :mod:`.jit.heuristic`) to the end of the deal, and returns one seat's
+deal score per game (contract + settlement, R8.1). The tests check it against ``rollout`` on ``Deal`` clones.
+
+The kernels (numba) are imported when a :class:`Rollouts` is built.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..actions import DECLARE_BASE, PASS
+from ..contracts import CONTRACT_NAMES
+from ..engine.deal import Deal
+from .core import State
+from .heuristic import heuristic_tables
+from .tables import DECLARE, Tables
+
+I64 = np.int64
+
+
+def state_of_deal(deal: Deal, t: Tables) -> State:
+    """A batch-1 state holding ``deal`` (classic Barbu under the rules of ``t``), mid-deal or fresh."""
+    st = State.zeros(1)
+    n = 4
+    for q in range(n):
+        st.hands[0, q] = deal.hands[q]
+        st.played_by[0, q] = deal.played_by[q]
+        st.captured[0, q] = deal.captured[q]
+        st.excluded[0, q] = deal.excluded[q]
+        st.tricks_won[0, q] = deal.tricks_won[q]
+        st.points[0, q] = deal.points[q]
+        st.passes[0, q] = deal.passes[q]
+        st.doubles[0, q] = deal.doubles[q]
+    for i, c in enumerate(deal.trick):
+        st.trick_by[0, (deal.leader + i) % n] = 1 << c
+        st.trick_mask[0] |= np.uint64(1 << c)
+    st.fin_place[0] = -1
+    for place, q in enumerate(deal.finished):
+        st.fin_place[0, q] = place
+    st.played[0] = deal.played
+    st.playable[0] = deal.playable
+    st.hearts_broken[0] = deal.hearts_broken
+    run = 0
+    for _, a in reversed(deal.history):
+        if a != PASS:
+            break
+        run += 1
+    decl = 0  # read in the declaration only (R3.1)
+    if deal.phase == DECLARE:
+        for a in deal.legal_actions():
+            decl |= 1 << (a - DECLARE_BASE)
+    k = -1 if deal.contract is None else t.names.index(deal.contract.name)
+    values = {
+        "phase": deal.phase, "to_move": deal.to_move, "declarer": deal.declarer, "leader": deal.leader,
+        "led": deal.led, "best": deal.best, "winner": deal.winner, "top_trump": deal.top_trump,
+        "trick_len": len(deal.trick), "trick_no": deal.trick_no, "contract": k, "trump": deal.trump,
+        "fantan_rank": deal.fantan_rank, "double_step": deal.double_step, "must_double": deal.must_double,
+        "num_fin": len(deal.finished), "avail_decl": decl,
+        "avail_names": sum(1 << CONTRACT_NAMES.index(name) for name in deal.available), "pass_run": run,
+    }  # fmt: skip
+    for name, v in values.items():
+        getattr(st, name)[0] = v
+    return st
+
+
+class Rollouts:
+    """Compiled heuristic playouts under the rules of ``t`` (see the module docstring)."""
+
+    def __init__(self, t: Tables) -> None:
+        import numba
+
+        from . import jit
+
+        self.t = t
+        self.tb = jit.jit_tables(t)
+        self.ht = heuristic_tables(t)
+        self._set_threads = numba.set_num_threads
+        self._kernel = jit.rollout_scores
+
+    def scores(self, view: Deal, worlds: list[list[int]], actions: list[int], seat: int) -> np.ndarray:
+        """``int64 [len(worlds), len(actions)]``: ``seat``'s deal score after ``actions[j]`` then heuristic play
+        in the deal ``view`` with its hands replaced by ``worlds[i]`` (a hand mask per seat)."""
+        base = state_of_deal(view, self.t)
+        w, a = len(worlds), len(actions)
+        st = State.zeros(w * a)  # every game a copy of the base (batch on axis 0, or 1 for the per-game rows)
+        st.cards4[:] = base.cards4
+        st.ints4[:] = base.ints4
+        st.words[:] = base.words
+        st.scalars[:] = base.scalars
+        st.hearts_broken[:] = base.hearts_broken
+        st.hands[:] = np.repeat(np.array(worlds, np.uint64), a, axis=0)
+        out = np.empty(w * a, I64)
+        self._set_threads(1)
+        self._kernel(st.blocks(), self.tb, self.ht, np.tile(np.array(actions, I64), w), seat, out)
+        return out.reshape(w, a)
+
+
+__all__ = ["Rollouts", "state_of_deal"]
