@@ -2,7 +2,7 @@
 
     python -m barbu_env.openspiel.duplicate --boards 105 --out docs/openspiel_ismcts.json
 
-Board ``i`` is the deal-mode board of ``barbu-eval`` (:func:`barbu_env.evaluation.deal_board`: hands from the
+Board ``i`` is the deal-mode board of ``barbu-eval`` (:func:`barbu_env.evaluation.boards.deal_board`: hands from the
 seed, declarer ``i % n``, Trumps/Fantan parameter named by the heuristic) of contract ``contracts[i % k]``,
 doubling off (card play only). Each searcher plays it once from every seat, the heuristic in the other seats,
 through ``python_barbu`` states. Per board a searcher's number is its mean over seats of (return − the table mean,
@@ -27,7 +27,8 @@ import numpy as np
 import pyspiel
 
 from ..agents import parse_spec
-from ..evaluation import SEVEN, confidence_interval, deal_board, game_seed
+from ..evaluation import SEVEN, confidence_interval
+from ..evaluation.boards import deal_board, game_seed
 from ..rules import OPTION_NAMES, Rules, load_rules
 from . import bot, load
 
