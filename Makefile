@@ -35,6 +35,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 
 # The documentation site (MkDocs Material, API pages from the docstrings) into site/; any warning fails.
 docs: $(STAMP)

@@ -43,8 +43,12 @@ import os
 import random
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from pettingzoo import AECEnv
 
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
 ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "env-king3", "env-king", "env-king5", "holdem",
@@ -79,7 +83,7 @@ def _engine(doubling: str) -> Callable[[float], float]:
     return run
 
 
-def _aec_loop(make_env: Callable[[], object], seconds: float, reset_options: Callable[[int], dict] | None) -> float:
+def _aec_loop(make_env: Callable[[], AECEnv], seconds: float, reset_options: Callable[[int], dict] | None) -> float:
     """The framework loop: ``for agent in env.agent_iter(): obs, ... = env.last(); env.step(...)``."""
     e = make_env()
     rnd = random.Random(0)

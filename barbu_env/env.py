@@ -68,6 +68,9 @@ _NO_MASK = np.zeros(NUM_ACTIONS, np.int8)  # the mask of agents not on move (cop
 class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` for which only a reset that succeeds counts as one."""
 
+    _has_reset: bool
+    _has_updated: bool
+
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         before = self._has_reset, self._has_updated
         try:
@@ -86,9 +89,13 @@ class _ActionSpace(spaces.Discrete):
     """``Discrete(87)`` whose ``contains`` answers a plain in-range ``int`` without numpy (PettingZoo's
     ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
 
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self._size = int(n)
+
     def contains(self, x: Any) -> bool:
         if type(x) is int:
-            return 0 <= x < self.n  # (Discrete.contains converts to int64: an OverflowError beyond it)
+            return 0 <= x < self._size  # (Discrete.contains converts to int64: an OverflowError beyond it)
         return super().contains(x)
 
 

@@ -97,9 +97,12 @@ def choose_card(d: Deal, seat: int) -> int:
         return _fantan_card(d, seat, m)
     if m & (m - 1) == 0:
         return _low(m)
-    if d.contract.positive:
+    contract = d.contract
+    if contract is None:
+        raise ValueError("choose_card: no contract is declared yet (play follows the declaration and doubling, R2.3)")
+    if contract.positive:
         return _positive_card(d, seat, m)
-    return _negative_card(d, seat, m)
+    return _negative_card(d, seat, m, contract)
 
 
 @cache
@@ -107,10 +110,9 @@ def _negated(values: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(-v for v in values)
 
 
-def _negative_card(d: Deal, seat: int, m: int) -> int:
+def _negative_card(d: Deal, seat: int, m: int, contract: Contract) -> int:
     hand = d.hands[seat]
     unseen = d.deck & ~hand & ~d.played
-    contract = d.contract
     vals = d.card_vals or _ZERO52
     tno = d.trick_no
     remaining = d.num_tricks - tno
@@ -123,7 +125,7 @@ def _negative_card(d: Deal, seat: int, m: int) -> int:
             vals = _negated(vals)
     # cost of taking a trick (positive numbers = points lost), now and on average later
     base_now = -(per_trick + pos[tno] + ravage)
-    future_pos = -sum(pos[tno + 1:]) - (per_trick + ravage) * (remaining - 1)
+    future_pos = -sum(pos[tno + 1 :]) - (per_trick + ravage) * (remaining - 1)
     pen_left = 0
     if vals is not _ZERO52:
         for c in mask_to_list(unseen | hand):
@@ -170,7 +172,7 @@ def _negative_card(d: Deal, seat: int, m: int) -> int:
         hi_unseen = (su & _HIGHER[c]).bit_count()
         lo_unseen = (su & _LOWER[c]).bit_count()
         exposure = 1.0 if not su else lo_unseen / (lo_unseen + hi_unseen)
-        lower_pen = 0
+        lower_pen: float = 0
         if vals is not _ZERO52 and lo_unseen:
             for x in mask_to_list(su & _LOWER[c]):
                 lower_pen -= vals[x]
@@ -316,7 +318,7 @@ def _fantan_card(d: Deal, seat: int, m: int) -> int:
         if score > best_score:
             best_c, best_score = c, score
     if d.rules.fantan_pass == "free" and best_score < -1.5 and hand.bit_count() > 2:
-        recent = d.history[-(d.n - 1):]
+        recent = d.history[-(d.n - 1) :]
         if len(recent) < d.n - 1 or any(a != PASS for _, a in recent):  # never stall the table
             return PASS
     return best_c
@@ -460,6 +462,8 @@ def choose_double(d: Deal, seat: int) -> int:
     if len(legal) == 1:
         return legal[0]
     c = d.contract
+    if c is None:
+        raise ValueError("choose_double: no contract is declared yet (doubling follows the declaration, R2.3)")
     mean = c.total(d.rules) / 4
     adv = estimate(d.hands[seat], c, d.num_tricks, d.deck, seat == d.declarer, d.trump, d.fantan_rank) - mean
     scale = max(4.0, abs(c.total(d.rules)) / 6)

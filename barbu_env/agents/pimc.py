@@ -162,7 +162,10 @@ class PIMCAgent(Agent):
                 for i, a in enumerate(reps):
                     w = world.clone()
                     w.apply(a)
-                    totals[i] += sign * rollout(w).scores[seat]
+                    scores = rollout(w).scores
+                    if scores is None:
+                        raise RuntimeError("PIMC rollout stopped before the end of the deal")
+                    totals[i] += sign * scores[seat]
         best = totals.max()
         h = heuristic_action(d, seat)
         for rep, members in classes.items():  # ties go to the heuristic's own choice

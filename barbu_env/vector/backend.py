@@ -47,8 +47,9 @@ class Kernels:
 
         from . import jit
 
-        if threads > numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"threads={threads} exceeds NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS}")
+        limit: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set by numba.config at import
+        if threads > limit:
+            raise ValueError(f"threads={threads} exceeds NUMBA_NUM_THREADS={limit}")
         self._jit = jit
         self.tb = jit.jit_tables(t)
         self.threads = int(threads)

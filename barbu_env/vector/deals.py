@@ -8,8 +8,8 @@ two unchanged. See :class:`VectorDeals`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from .backend import Kernels, make_backend, random_choice
 from .core import State
 from .dealing import deal_stream, stream_key
 from .tables import NUM_DECL, OVER, U64, Tables, build_tables
+
+#: Hands of several deals: a ``uint64 [N, 4]`` mask array, or per deal 4 masks / card lists / card strings.
+HandsLike = np.ndarray | Iterable[object]
 
 if TYPE_CHECKING:
     from .heuristic import CompiledHeuristic
@@ -59,7 +62,7 @@ class VectorDeals:
 
     def __init__(self, contract: str | Sequence[str | None] | None = None, rules: Rules | str | dict | None = None,
                  batch: int = 256, seed: int | None = None, declarer: int | str = "random",
-                 boards: tuple[object, Sequence[int]] | None = None, auto_reset: bool = True,
+                 boards: tuple[HandsLike, Sequence[int]] | None = None, auto_reset: bool = True,
                  backend: str = "auto", threads: int = 1) -> None:  # fmt: skip
         if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
             raise ValueError(f"bad batch {batch!r}: expected a positive int")
@@ -74,7 +77,7 @@ class VectorDeals:
         self.auto_reset = auto_reset
         self.key = stream_key(seed)  # the deal stream (see .dealing): deal k depends on (key, k) only
         self._dealt = np.zeros(self.batch, np.int64)  # deals started per game
-        specs = list(contract) if isinstance(contract, (list, tuple)) else [contract]
+        specs = list(contract) if isinstance(contract, (list, tuple)) else [cast("str | None", contract)]
         if not specs:
             raise ValueError("contract sequence is empty")
         self._specs = np.array([self._spec(c) for c in specs], np.int64)  # [S, 5]
@@ -116,19 +119,19 @@ class VectorDeals:
             raise ValueError(f"Fantan rank of {contract!r} is not in the {self.rules.deck_size}-card deck")
         return t.names.index(name), trump, rank, all_decl, all_names
 
-    def _check_boards(self, hands: object, declarers: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def _check_boards(self, hands: HandsLike, declarers: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         h = self._hand_masks(hands)
         d = np.asarray(declarers, np.int64).reshape(-1)
         if d.shape[0] != h.shape[0] or ((d < 0) | (d > 3)).any():
             raise ValueError(f"boards: need one declarer (0..3) per board, got {d.shape[0]} for {h.shape[0]} boards")
         return h, d
 
-    def _hand_masks(self, hands: object) -> np.ndarray:
+    def _hand_masks(self, hands: HandsLike) -> np.ndarray:
         """``uint64 [N, 4]`` masks from masks or card lists, checked to partition the deck (R1.4)."""
         if isinstance(hands, np.ndarray) and hands.dtype == U64:
             h = hands.reshape(-1, 4)
         else:
-            h = np.array([validate_hands(x, self.rules) for x in hands], U64).reshape(-1, 4)  # type: ignore[union-attr]
+            h = np.array([validate_hands(x, self.rules) for x in hands], U64).reshape(-1, 4)
         t = self.tables
         union = h[:, 0] | h[:, 1] | h[:, 2] | h[:, 3]
         bad = (union != t.deck) | (np.bitwise_count(h) != t.hand_size).any(axis=1)
@@ -183,7 +186,7 @@ class VectorDeals:
         self._started = True
         return self.observe()
 
-    def reset_games(self, games: Sequence[int] | np.ndarray, hands: object = None,
+    def reset_games(self, games: Sequence[int] | np.ndarray, hands: HandsLike | None = None,
                     declarer: int | Sequence[int] | np.ndarray | None = None,
                     must_double: int | Sequence[int] | np.ndarray = 0) -> None:  # fmt: skip
         """Restart ``games`` with given ``hands`` (``uint64 [n, 4]`` masks or n lists of 4 card lists;
@@ -326,7 +329,7 @@ class VectorDeals:
 def random_actions(mask: np.ndarray, rng: np.random.Generator, backend: str = "auto") -> np.ndarray:
     """A uniformly random legal action per row of an ``int8 [B, A]`` mask (rows with no legal action get 0).
     One ``rng.random(B)`` draw (``backend``: see :data:`.backend.BACKENDS`)."""
-    return random_choice(mask, rng.random(mask.shape[0]), backend)
+    return random_choice(mask, rng.random(len(mask)), backend)
 
 
 __all__ = ["VectorDeals", "random_actions"]

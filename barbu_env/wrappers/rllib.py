@@ -122,7 +122,8 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         aid = self._ids[self._seat_on_move()]
         return {aid: self._obs(aid)}, {aid: {}}
 
-    def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    # RLlib's MultiAgentEnv.step (dicts keyed by Hashable ids) overrides gymnasium.Env.step's one-agent tuple
+    def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:  # type: ignore[override]
         seat = self._seat_on_move()
         aid = self._ids[seat]
         if aid not in action_dict:
@@ -143,7 +144,8 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         nxt = self._ids[self._seat_on_move()]
         return {nxt: self._obs(nxt)}, rewards, {"__all__": False}, {"__all__": False}, {nxt: {}}
 
-    def render(self) -> str | None:
+    # RLlib's MultiAgentEnv.render declares None, gymnasium's a free type variable; this one returns the env's
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
         return self.raw.render()
 
     def close(self) -> None:
@@ -204,7 +206,7 @@ def masked_ppo_config(
         PPOConfig()
         .environment(BarbuMultiAgentEnv, env_config=cfg)
         .env_runners(num_env_runners=num_env_runners)
-        .multi_agent(policies=set(modules), policy_mapping_fn=policy_for_agent)
+        .multi_agent(policies=set(modules), policy_mapping_fn=policy_for_agent)  # type: ignore[arg-type]  # ids: str
         .rl_module(rl_module_spec=spec)
         .training(gamma=1.0, lambda_=0.95)
     )

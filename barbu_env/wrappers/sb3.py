@@ -58,7 +58,8 @@ class BarbuSingleAgentEnv(gym.Env):
             never picks one).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
+    # gymnasium declares metadata as an instance variable; here it is the class's (ruff RUF012 asks for ClassVar)
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}  # type: ignore[misc]
 
     def __init__(
         self,
@@ -115,7 +116,7 @@ class BarbuSingleAgentEnv(gym.Env):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         for _ in range(_MAX_EMPTY_RESETS):
-            self.seat = int(self._rng.integers(self.n)) if self.seat_choice == "random" else self.seat_choice
+            self.seat = int(self._rng.integers(self.n)) if isinstance(self.seat_choice, str) else self.seat_choice
             self.agent = self.agents[self.seat]
             opts: dict[str, Any] = {}
             if self.contracts is not None:
@@ -151,7 +152,7 @@ class BarbuSingleAgentEnv(gym.Env):
         """Legal actions of the learner now (bool[87]), for sb3-contrib's ``MaskablePPO``."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # gymnasium's: a free type variable
         return self.raw.render()
 
     def close(self) -> None:

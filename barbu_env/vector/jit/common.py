@@ -126,7 +126,7 @@ def _bit(c: int) -> np.uint64:
 
 
 @helper
-def _popcount(x: np.uint64) -> int:
+def _popcount(x: np.uint64) -> np.int64:
     """Set bits of a uint64 (SWAR; LLVM turns it into ``popcnt``)."""
     x = x - ((x >> U1) & M1)
     x = (x & M2) + ((x >> U64(2)) & M2)

@@ -67,15 +67,15 @@ PLAYERS = 4  # classic Barbu (the batched engine)
 
 # ------------------------------------------------------------------------------------------ bit helpers
 @helper
-def _low(m: np.uint64) -> int:
+def _low(m: np.uint64) -> np.int64:
     """Lowest card id of a non-empty mask."""
-    return I64(trailing_zeros(m))
+    return I64(trailing_zeros(m))  # type: ignore[call-arg]  # numba intrinsic: the compiler passes its typing context
 
 
 @helper
-def _high(m: np.uint64) -> int:
+def _high(m: np.uint64) -> np.int64:
     """Highest card id of a non-empty mask."""
-    return 63 - I64(leading_zeros(m))
+    return 63 - I64(leading_zeros(m))  # type: ignore[call-arg]  # numba intrinsic: the compiler passes its typing context
 
 
 @helper
