@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..agents import Agent, HeuristicAgent, RandomAgent
 from .boards import Board, Game, PlayFn, Seating, game_seed
 from .config import EvalConfig
@@ -26,7 +28,7 @@ from .config import EvalConfig
 #: ``engine`` values: ``auto`` (batched where possible), ``batched``, ``python`` (through ``barbu_env.env``).
 ENGINES = ("auto", "batched", "python")
 #: Boards of a contract played per :func:`~barbu_env.vector.duplicate.play_games` call (a progress step).
-CHUNK = 500
+CHUNK = 2000
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def select_engine(cfg: EvalConfig, engine: str, agents: Sequence[Agent]) -> tupl
     return "python", why
 
 
-def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 1024) -> PlayFn:
+def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048) -> PlayFn:
     """A :data:`~.boards.PlayFn` playing ``cfg``'s deal-mode boards on the batched engine (``agents``: built from
     ``cfg.agents``, each with a :func:`seat_player`), up to :data:`CHUNK` boards of a contract per batch run;
     ``batch``: games stepped at once."""
@@ -103,22 +105,23 @@ def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 1024) 
     for spec, p in zip(cfg.agents, players):
         if p is None:
             raise ValueError(f"agent {spec!r} has no batched form")
+    draws = any(p == "random" or getattr(p, "fallback_spec", None) == "random" for p in players)
 
     def play(boards: Sequence[Board], seats: Sequence[Seating]) -> Iterator[tuple[Board, list[Game]]]:
+        rows = [[players[a] for a in seating] for seating in seats]  # one list per seating, shared by its games
+        n = len(seats)
         for start in range(0, len(boards), CHUNK):
             chunk = boards[start : start + CHUNK]
-            rows = [(b, k, seating) for b in chunk for k, seating in enumerate(seats)]
             scores = play_games(
                 rules,
-                [b.hands for b, _, _ in rows],
-                [b.declarer for b, _, _ in rows],
-                [b.text for b, _, _ in rows],
-                [[players[a] for a in seating] for _, _, seating in rows],
-                [_GameSeeds(cfg.seed, b, k) for b, k, _ in rows],
+                np.array([b.hands for b in chunk], np.uint64).repeat(n, axis=0),
+                [b.declarer for b in chunk for _ in seats],
+                [b.text for b in chunk for _ in seats],
+                rows * len(chunk),
+                [_GameSeeds(cfg.seed, b, k) for b in chunk for k in range(n)] if draws else None,
                 batch,
             )
             for i, b in enumerate(chunk):
-                games = scores[i * len(seats) : (i + 1) * len(seats)]
-                yield b, [Game(tuple(seating), g.tolist()) for seating, g in zip(seats, games)]
+                yield b, [Game(seating, g) for seating, g in zip(seats, scores[i * n : (i + 1) * n].tolist())]
 
     return play

@@ -58,19 +58,13 @@ def play_games(rules: Rules | str | dict | None, hands: Sequence[object], declar
                          f"{len(players)} player rows{'' if seeds is None else f', {len(seeds)} seed rows'}: "
                          "expected one of each per game")  # fmt: skip
     policies: list[CardPolicy] = []  # kind 2 + j: policies[j]
+    kinds: dict[tuple[int, ...], list[int]] = {}  # a row's players, by identity -> their kinds
     kind = np.zeros((g_all, 4), np.int64)
     for i, row in enumerate(players):
-        if len(row) != 4 or not all(p in PLAYERS if isinstance(p, str) else _is_policy(p) for p in row):
-            raise ValueError(f"game {i}: players {list(row)!r}: expected 4 of {list(PLAYERS)} or CardPolicy objects "
-                             f"(with a fallback in {list(PLAYERS)})")  # fmt: skip
-        for s, p in enumerate(row):
-            if isinstance(p, str):
-                kind[i, s] = PLAYERS.index(p)
-                continue
-            j = next((j for j, q in enumerate(policies) if q is p), len(policies))
-            if j == len(policies):
-                policies.append(p)
-            kind[i, s] = 2 + j
+        key = tuple(map(id, row))
+        if key not in kinds:
+            kinds[key] = _kinds(i, row, policies)
+        kind[i] = kinds[key]
     fallback = np.array([0, 1] + [PLAYERS.index(p.fallback_spec) for p in policies], np.int64)
     if seeds is None and (fallback[kind] == 1).any():
         raise ValueError("random players need seeds (seeds[i][s] for the random seat s of game i)")
@@ -83,6 +77,23 @@ def play_games(rules: Rules | str | dict | None, hands: Sequence[object], declar
         scores[idx] = _play_contract(rules, contract, masks[idx], [int(declarers[i]) for i in idx], kind[idx],
                                      policies, None if seeds is None else [seeds[i] for i in idx], batch)  # fmt: skip
     return scores
+
+
+def _kinds(i: int, row: Sequence[Player], policies: list[CardPolicy]) -> list[int]:
+    """The kinds of game ``i``'s players (0 heuristic, 1 random, 2 + j ``policies[j]``, appended when new)."""
+    if len(row) != 4 or not all(p in PLAYERS if isinstance(p, str) else _is_policy(p) for p in row):
+        raise ValueError(f"game {i}: players {list(row)!r}: expected 4 of {list(PLAYERS)} or CardPolicy objects "
+                         f"(with a fallback in {list(PLAYERS)})")  # fmt: skip
+    out = []
+    for p in row:
+        if isinstance(p, str):
+            out.append(PLAYERS.index(p))
+            continue
+        j = next((j for j, q in enumerate(policies) if q is p), len(policies))
+        if j == len(policies):
+            policies.append(p)  # type: ignore[arg-type]
+        out.append(2 + j)
+    return out
 
 
 def _is_policy(p: object) -> bool:
