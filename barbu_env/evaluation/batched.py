@@ -85,7 +85,7 @@ def select_engine(cfg: EvalConfig, engine: str, agents: Sequence[Agent]) -> tupl
     if engine not in ENGINES:
         raise ValueError(f"bad engine {engine!r}: expected one of {list(ENGINES)}")
     if engine == "python":
-        return "python", "asked for (engine python)"
+        return "python", "asked for"
     why = batched_unavailable(cfg, agents)
     if why is None:
         return "batched", "VectorDeals: compiled heuristic, seeded random draws, batched networks"
