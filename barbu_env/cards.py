@@ -104,7 +104,9 @@ def mask_of(cards: Iterable[int]) -> int:
 
 
 def cards_of(mask: int) -> list[int]:
-    """Card ids of a bitmask, ascending."""
+    """Card ids of a bitmask, ascending; ``ValueError`` for a negative mask (it has no finite set of bits)."""
+    if mask < 0:
+        raise ValueError(f"bad card mask {mask!r}: a set of cards is a non-negative int (bit c set for card id c)")
     out = []
     while mask:
         low = mask & -mask

@@ -16,6 +16,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .cards import DECK32, FULL_DECK
 
 #: Allowed values of each string option.
@@ -67,13 +69,24 @@ class Rules:
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
             value = getattr(self, name)
-            if isinstance(value, bool) and name == "overtrump":
+            if isinstance(value, (bool, np.bool_)) and name == "overtrump":
                 object.__setattr__(self, name, "yes" if value else "no")
-            elif value not in allowed:
+            elif isinstance(value, str) and value in allowed:
+                object.__setattr__(self, name, str(value))  # a str subclass (numpy's str_) is stored as str
+            else:
                 raise ValueError(f"bad value {value!r} for rule option {name!r}: expected one of {allowed}")
-        for name in BOOL_OPTIONS:
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"bad value {getattr(self, name)!r} for rule option {name!r}: expected true or false")
+        for name in (*BOOL_OPTIONS, *KING_BOOL_OPTIONS):
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"bad value {value!r} for rule option {name!r}: expected true or false")
+            object.__setattr__(self, name, bool(value))
+        if isinstance(self.game, str) and self.game in GAMES:
+            object.__setattr__(self, "game", str(self.game))
+        players = self.players
+        if isinstance(players, (int, np.integer)) and not isinstance(players, (bool, np.bool_)):
+            object.__setattr__(self, "players", int(players))  # numpy integers are ints
+        else:
+            raise ValueError(f"bad value {players!r} for rule option 'players': expected an int in {PLAYER_COUNTS}")
         self._check_game()
         if self.undoubled_negative == "split" and self.doubling == "off":
             raise ValueError(
@@ -83,13 +96,10 @@ class Rules:
 
     def _check_game(self) -> None:
         """R11: the game, its player count and its options; King excludes Barbu-only options."""
-        if self.game not in GAMES:
+        if not (isinstance(self.game, str) and self.game in GAMES):
             raise ValueError(f"bad value {self.game!r} for rule option 'game': expected one of {GAMES}")
-        if isinstance(self.players, bool) or self.players not in PLAYER_COUNTS:
+        if self.players not in PLAYER_COUNTS:
             raise ValueError(f"bad value {self.players!r} for rule option 'players': expected one of {PLAYER_COUNTS}")
-        for name in KING_BOOL_OPTIONS:
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"bad value {getattr(self, name)!r} for rule option {name!r}: expected true or false")
         if self.game == "barbu":
             if self.players != 4:
                 raise ValueError(

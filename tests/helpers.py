@@ -87,6 +87,18 @@ def random_playout(deal: Deal, rng: np.random.Generator, check=None, max_steps: 
     return n
 
 
+def random_env_play(e, rng: np.random.Generator, max_steps: int | None = None) -> None:
+    """Step the AEC env ``e`` with random legal actions from the mask (None for dead agents) until no agent is
+    left, or for at most ``max_steps`` steps."""
+    for _agent in e.agent_iter(max_steps if max_steps is not None else 2**63):
+        obs, _, term, trunc, _ = e.last()
+        if term or trunc:
+            e.step(None)
+        else:
+            legal = np.flatnonzero(obs["action_mask"])
+            e.step(int(legal[rng.integers(len(legal))]))
+
+
 # --------------------------------------------------------------------------- reference rules
 def tricks_of(deal: Deal) -> list[list[tuple[int, int]]]:
     """The tricks of a trick-play deal from its history: lists of (seat, card) in play order."""

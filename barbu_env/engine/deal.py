@@ -15,9 +15,11 @@ length, play moves to ``(seat + 1) % n`` and a trick holds ``n`` cards.
 
 from __future__ import annotations
 
+import itertools
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 
@@ -98,6 +100,8 @@ def parse_contract(text: str | int) -> tuple[str, int, int]:
     if type(text) is str or type(text) is int:
         parsed = _PARSED.get(text)
         if parsed is None:
+            if len(_PARSED) >= 1024:  # texts differ in case and spaces: bounded
+                _PARSED.clear()
             parsed = _PARSED[text] = _parse_contract(text)  # only valid texts get here (the others raise)
         return parsed
     return _parse_contract(text)
@@ -117,18 +121,22 @@ def _parse_contract(text: str | int) -> tuple[str, int, int]:
     raise ValueError(f"action {a} is not a declaration")
 
 
-def validate_hands(hands: Sequence[Sequence[str | int] | str], rules: Rules) -> list[int]:
-    """Bitmask hands from one list of card strings/ids per seat; raises ``ValueError`` saying what is wrong."""
+def validate_hands(hands: Any, rules: Rules) -> list[int]:
+    """Bitmask hands from one hand per seat (a list of card strings/ids, a text ``"AS KH 2C"`` or a bitmask
+    int); raises ``ValueError`` saying what is wrong (``TypeError`` for a value that is no hand at all)."""
     n = rules.players
-    if isinstance(hands, str) or len(hands) != n:
+    if isinstance(hands, (str, bytes, Mapping)) or not (hasattr(hands, "__len__") and hasattr(hands, "__iter__")):
+        raise TypeError(f"hands must be a list of {n} hands (one per seat), got {hands!r}")
+    if len(hands) != n:
         raise ValueError(f"hands must be {n} lists of cards (one per seat), got {hands!r}")
     deck = rules.deck
     seen: dict[int, int] = {}
     masks = []
     for seat, hand in enumerate(hands):
-        cards = parse_cards(hand)
+        cards = _hand_cards(hand, seat, rules.hand_size)
         if len(cards) != rules.hand_size:
-            raise ValueError(f"hand of seat {seat} has {len(cards)} cards; each hand needs {rules.hand_size}")
+            count = f"more than {rules.hand_size}" if len(cards) > rules.hand_size else len(cards)
+            raise ValueError(f"hand of seat {seat} has {count} cards; each hand needs {rules.hand_size}")
         m = 0
         for c in cards:
             if not deck >> c & 1:
@@ -139,6 +147,35 @@ def validate_hands(hands: Sequence[Sequence[str | int] | str], rules: Rules) -> 
             m |= 1 << c
         masks.append(m)
     return masks
+
+
+def _hand_cards(hand: object, seat: int, hand_size: int) -> list[int]:
+    """The card ids of one seat's hand (at most ``hand_size + 1`` of them: enough to tell a hand too long)."""
+    if isinstance(hand, (int, np.integer)) and not isinstance(hand, (bool, np.bool_)):
+        m = int(hand)
+        if m < 0 or m >> NUM_CARDS:
+            got = "a negative int" if m < 0 else f"bit {m.bit_length() - 1} set"
+            raise ValueError(
+                f"bad bitmask for the hand of seat {seat}: {got}; a hand sets bits 0..{NUM_CARDS - 1} only"
+            )
+        return cards_of(m)
+    if isinstance(hand, str):
+        return parse_cards(hand)
+    if isinstance(hand, bytes) or not hasattr(hand, "__iter__"):
+        raise TypeError(
+            f"bad hand {hand!r} of seat {seat}: expected a list of cards (strings like 'QS' or ids 0..51), "
+            "a text like 'AS KH 2C' or a bitmask int"
+        )
+    return parse_cards(itertools.islice(hand, hand_size + 1))
+
+
+def seat_index(value: object, what: str, n: int) -> int:
+    """``value`` as a seat 0..n-1 (numpy integers too, not a bool); else ``ValueError`` naming ``what``."""
+    if type(value) is int and 0 <= value < n:
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and 0 <= value < n:
+        return int(value)
+    raise ValueError(f"bad {what} {value!r}: expected a seat 0..{n - 1}")
 
 
 def deal_hands(rng: np.random.Generator, rules: Rules) -> list[int]:
@@ -345,18 +382,17 @@ class Deal:
         """
         consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
         rules, deck, n, hand_size, _, _, _ = consts
-        if not (isinstance(declarer, int) and 0 <= declarer < n):
-            raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..{n - 1}")
-        if len(hands) == n and all(isinstance(h, int) for h in hands):
+        declarer = seat_index(declarer, "declarer", n)
+        if type(hands) in (list, tuple) and len(hands) == n and all(type(h) is int for h in hands):
             masks = list(hands)  # bitmasks: checked as a whole below
             union = 0
             for h in masks:
                 union |= h
             if union != deck or any(h.bit_count() != hand_size for h in masks):
-                validate_hands([cards_of(h) for h in masks], rules)  # raises with the reason
+                validate_hands(masks, rules)  # raises with the reason
                 raise ValueError(f"hand masks must partition the {rules.deck_size}-card deck")
         else:
-            masks = validate_hands(hands, rules)  # type: ignore[arg-type]
+            masks = validate_hands(hands, rules)
         return cls._build(masks, declarer, contract, consts, available, must_double, table)
 
     @classmethod
@@ -366,8 +402,7 @@ class Deal:
         """A deal with hands shuffled by ``rng`` (R1.4)."""
         consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
         n = consts[2]
-        if not (isinstance(declarer, int) and 0 <= declarer < n):
-            raise ValueError(f"bad declarer {declarer!r}: expected a seat 0..{n - 1}")
+        declarer = seat_index(declarer, "declarer", n)
         masks = _deal_masks(rng, consts[1], n)  # a partition of the deck by construction: no checks
         return cls._build(masks, declarer, contract, consts, available, must_double, table)
 
@@ -1045,5 +1080,6 @@ class Deal:
 
 
 __all__ = [
-    "RANK_MASK", "Deal", "Phase", "contract_name", "deal_hands", "mask_to_list", "parse_contract", "validate_hands",
+    "RANK_MASK", "Deal", "Phase", "contract_name", "deal_hands", "mask_to_list", "parse_contract", "seat_index",
+    "validate_hands",
 ]  # fmt: skip

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..contracts import EXTRA_DEAL, FANTAN, contract_table
 from ..rules import Rules
-from .deal import Deal, deal_hands, validate_hands
+from .deal import Deal, deal_hands, seat_index, validate_hands
 
 #: R2.4 ``extra_deals``: most tie-break deals played before a tie is left standing.
 MAX_EXTRA_DEALS = 10
@@ -61,9 +61,7 @@ class Match:
         self.rules = rules or Rules()
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         n = self.n = self.rules.players
-        if not (isinstance(first_declarer, int) and 0 <= first_declarer < n):
-            raise ValueError(f"bad first declarer {first_declarer!r}: expected a seat 0..{n - 1}")
-        self.first_declarer = first_declarer
+        self.first_declarer = seat_index(first_declarer, "first declarer", n)
         self.table = contract_table(self.rules)
         #: R11.1: Barbu King's fixed order (no declarer choice); False with ``choose`` and in Barbu.
         self.fixed_order = self.rules.king and not self.rules.choose
@@ -103,7 +101,14 @@ class Match:
 
     def deals_left_of(self, declarer: int, from_deal: int) -> int:
         """Deals of ``declarer`` from deal ``from_deal`` (included) to the end of the match."""
-        return sum(1 for k in range(from_deal, self.num_deals) if self.declarer_of(k) == declarer)
+        return self.deals_left(from_deal)[declarer]
+
+    def deals_left(self, from_deal: int) -> list[int]:
+        """Each seat's deals as declarer from deal ``from_deal`` (included) to the end of the match."""
+        left = [0] * self.n
+        for k in range(from_deal, self.num_deals):
+            left[self.declarer_of(k)] += 1
+        return left
 
     def obligation_due(self, declarer: int, from_deal: int) -> int:
         """R6.4: seat mask of players who must double ``declarer`` in deal ``from_deal``."""
