@@ -1,5 +1,6 @@
 """Playing boards through ``barbu_env.env`` with the agents' ``act(env, agent_name)`` protocol, in this
-process or a pool of worker processes, and :func:`evaluate`, the duplicate evaluation of a line-up.
+process or a pool of worker processes, and :func:`evaluate`, the duplicate evaluation of a line-up, on that
+runner or on the batched engine (:mod:`.batched`: the same games, faster).
 
 Agents are seeded per game from ``(seed, contract, board, seating, seat)`` only, so results do not
 depend on the number of workers or the order boards finish in. An interrupt (Ctrl-C) stops the run
@@ -20,6 +21,7 @@ from typing import Any
 
 from ..agents import Agent, make
 from ..rules import Rules
+from .batched import batched_player, select_engine
 from .boards import Board, Game, PlayFn, Seating, duplicate, game_seed, lineup_of, make_boards, seatings
 from .config import EvalConfig, fallback_notes, make_config
 from .report import summarise
@@ -126,6 +128,7 @@ def evaluate(
     workers: int = 1,
     progress: bool = False,
     finished: Sequence[dict[str, Any]] = (),
+    engine: str = "auto",
     **rule_options: Any,
 ) -> dict[str, Any]:
     """Duplicate evaluation (see :mod:`barbu_env.evaluation`); returns the JSON-ready results.
@@ -134,13 +137,16 @@ def evaluate(
     rules' table); ``boards``: boards per contract (deal mode) or matches (match mode); ``rules`` and
     ``rule_options``: as ``load_rules``; in deal mode ``doubling`` defaults to ``"off"``. ``finished``:
     board results of an earlier run of the same evaluation (its ``"boards"``), not played again.
-    Raises :class:`EvaluationInterrupted` (with the partial summary) on Ctrl-C. Decisions a checkpoint
-    agent hands to its fallback are named in ``UserWarning`` s and in the summary's ``notes``."""
+    ``engine``: ``"auto"`` (the batched engine where every agent has a batched form, see
+    :func:`.batched.select_engine`), ``"batched"`` or ``"python"`` (the env runner); the summary's ``engine``
+    names the one that played (the numbers do not depend on it). Raises :class:`EvaluationInterrupted` (with
+    the partial summary) on Ctrl-C. Decisions a checkpoint agent hands to its fallback are named in
+    ``UserWarning`` s and in the summary's ``notes``."""
     cfg, made = make_config(agents, mode, contracts, boards, seed, lineup, rules, **rule_options)
     notes = fallback_notes(cfg, made)
     for note in notes:
         warnings.warn(note, stacklevel=2)
-    return run(cfg, workers, progress, finished, notes)
+    return run(cfg, workers, progress, finished, notes, engine=engine, agents=made)
 
 
 def run(
@@ -150,11 +156,21 @@ def run(
     finished: Sequence[dict[str, Any]] = (),
     notes: Sequence[str] = (),
     play: PlayFn | None = None,
+    engine: str = "auto",
+    agents: Sequence[Agent] | None = None,
 ) -> dict[str, Any]:
     """Play the boards of ``cfg`` (those not in ``finished``) and summarise them (see :func:`evaluate`);
-    ``play``: who plays them (default :func:`env_player` with ``workers`` processes)."""
+    ``play``: who plays them (the summary's ``engine`` is then ``"custom"``), default per ``engine``: the
+    batched engine (:func:`.batched.batched_player`, in this process) or :func:`env_player` with ``workers``
+    processes. ``agents``: ``cfg.agents`` built (default: built here)."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"bad number of workers {workers!r}: expected an integer >= 1")
+    if play is None:
+        agents = [make(spec) for spec in cfg.agents] if agents is None else agents
+        engine = select_engine(cfg, engine, agents)[0]
+        play = batched_player(cfg, agents) if engine == "batched" else env_player(cfg, workers)
+    else:
+        engine = "custom"
     the_rules = cfg.make_rules()
     seats = seatings(lineup_of(cfg.lineup, len(cfg.agents), the_rules.players))
     all_boards = make_boards(cfg.seed, cfg.contracts, cfg.boards, the_rules)
@@ -169,16 +185,15 @@ def run(
 
     bar = tqdm(total=len(todo), desc=f"barbu-eval {cfg.mode}", unit="board", disable=not progress, file=sys.stderr)
     try:
-        play = play or env_player(cfg, workers)
         for board, result in duplicate(todo, seats, play, len(cfg.agents), the_rules.score_sign):
             done[wanted[board.key]] = result
             bar.update()
     except KeyboardInterrupt:
         bar.close()
         summary = summarise(cfg, [done[i] for i in sorted(done)], len(all_boards), notes)
-        raise EvaluationInterrupted(summary) from None
+        raise EvaluationInterrupted({**summary, "engine": engine}) from None
     bar.close()
-    return summarise(cfg, [done[i] for i in sorted(done)], len(all_boards), notes)
+    return {**summarise(cfg, [done[i] for i in sorted(done)], len(all_boards), notes), "engine": engine}
 
 
 def _name_of(result: dict[str, Any], cfg: EvalConfig) -> str:
