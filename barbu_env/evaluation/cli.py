@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true",
                    help="play only the boards missing from --out's results.json (same arguments, "
                         "perhaps more boards)")  # fmt: skip
+    p.add_argument("--save-games", default=None, metavar="DIR",
+                   help="write every game played as a game record (barbu_env.records) to DIR; plays on the "
+                        "python engine")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -129,7 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         finished = read_finished(args.out, cfg) if args.resume else []
         if args.out:
             check_out_dir(args.out)
-        engine, why = select_engine(cfg, args.engine, made)
+        if args.save_games is not None:
+            check_out_dir(args.save_games, "--save-games")
+            if args.engine == "batched":
+                raise ValueError("--save-games records games through the env: use --engine python or auto")
+        engine, why = select_engine(cfg, "python" if args.save_games else args.engine, made)
+        if args.save_games and args.engine == "auto":
+            why = "--save-games records every game through the env"
     except (ValueError, TypeError) as e:
         print(f"barbu-eval: error: {e}", file=sys.stderr)
         return 2
@@ -144,7 +153,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers > 1 and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        summary = run(cfg, args.workers, not args.no_progress, finished, notes, engine=engine, agents=made)
+        summary = run(
+            cfg,
+            args.workers,
+            not args.no_progress,
+            finished,
+            notes,
+            engine=engine,
+            agents=made,
+            save_games=args.save_games,
+        )
     except EvaluationInterrupted as e:
         summary = e.summary
     print(markdown(summary))
