@@ -32,6 +32,12 @@ chance nodes are not counted) per second:
   (``rollouts=python``) / compiled rollouts; seat 0's card decisions with a choice (more than one class of
   equivalent cards) in heuristic deals of the 7 contracts; counts those decisions per second of PIMC time
   (1000 / rate = ms per decision).
+- ``eval-python`` / ``eval-batched``: duplicate evaluation (``barbu_env.evaluation``), heuristic vs 3 heuristics
+  (4 seatings a board), the 7 classic contracts' boards interleaved, doubling off (``barbu-eval``'s deal-mode
+  default): through the env one game at a time (``engine=python``, one process) / on the batched engine
+  (``engine=batched``, :mod:`barbu_env.evaluation.batched`); ``eval-nn-python`` / ``eval-nn-batched``: the same
+  with the shipped ``checkpoints/`` folder (greedy, needs torch; one torch thread) as the first agent. These rows
+  count **boards** (4 games each) per second, per-board numbers included.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -54,7 +60,7 @@ CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "t
 ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "env-king3", "env-king", "env-king5", "holdem",
         "shimmy-hearts", "pyspiel-hearts", "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads",
         "vector-4096-packed", "vector-4096-noobs", "heuristic-python", "heuristic-vector-4096", "pimc-python-16",
-        "pimc-16", "pimc-128")  # fmt: skip
+        "pimc-16", "pimc-128", "eval-python", "eval-batched", "eval-nn-python", "eval-nn-batched")  # fmt: skip
 
 
 class NotInstalled(Exception):
@@ -264,6 +270,44 @@ def _pimc(samples: int, rollouts: str) -> Callable[[float], float]:
     return run
 
 
+def _evaluation(engine: str, first: str) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        from .evaluation import make_config
+        from .evaluation.batched import batched_player
+        from .evaluation.boards import duplicate, make_board, seatings
+        from .evaluation.runner import TableRunner
+
+        try:
+            if first == "checkpoints":
+                import torch
+
+                torch.set_num_threads(1)
+            cfg, made = make_config([first, "heuristic"], contracts="all", boards=1)
+        except (ImportError, ValueError) as e:
+            raise NotInstalled(str(e)) from None
+        rules = cfg.make_rules()
+        seats = seatings((0, 1, 1, 1))
+        if engine == "batched":
+            play, per_call = batched_player(cfg, made), 500  # boards of each contract per call
+        else:
+            runner = TableRunner(cfg)  # one env and its agents, as env_player in one process
+            play, per_call = (lambda bs, ss: ((b, runner.play_board(b, ss)) for b in bs)), 1
+        k, n, spent = 0, 0, 0.0
+        for _ in duplicate([make_board(0, ci, c, 0, rules) for ci, c in enumerate(cfg.contracts)], seats, play, 2):
+            pass  # load (or compile) the kernels before timing
+        while spent < seconds:
+            boards = [make_board(0, ci, c, k + i, rules) for i in range(per_call) for ci, c in enumerate(cfg.contracts)]
+            k += per_call
+            t0 = time.perf_counter()
+            n += sum(1 for _ in duplicate(boards, seats, play, 2))
+            spent += time.perf_counter() - t0
+        print(f"{'':18s} ({first} vs 3 heuristic, {len(cfg.contracts)} contracts, doubling off: boards/s, "
+              f"{len(seats)} games a board)")  # fmt: skip
+        return n / spent
+
+    return run
+
+
 RUNNERS: dict[str, Callable[[float], float]] = {
     "engine-off": _engine("off"),
     "engine-on": _engine("classic"),
@@ -287,6 +331,10 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "pimc-python-16": _pimc(16, "python"),
     "pimc-16": _pimc(16, "compiled"),
     "pimc-128": _pimc(128, "compiled"),
+    "eval-python": _evaluation("python", "heuristic"),
+    "eval-batched": _evaluation("batched", "heuristic"),
+    "eval-nn-python": _evaluation("python", "checkpoints"),
+    "eval-nn-batched": _evaluation("batched", "checkpoints"),
 }
 #: (label, numerator row, denominator row, target ratio from the issue or None).
 RATIOS = (
@@ -306,6 +354,8 @@ RATIOS = (
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
     ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
     ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
+    ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
+    ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),
 )
 
 

@@ -274,6 +274,7 @@ def _layout(players: int, king: bool, tricks: int) -> Layout:
 
 
 _LAYOUTS: dict[int, tuple[Rules, Layout]] = {}
+_LAYOUTS_MAX = 64
 
 
 def layout(rules: Rules) -> Layout:
@@ -286,7 +287,7 @@ def layout(rules: Rules) -> Layout:
         lay = _layout(4, False, NUM_TRICKS_MAX)
     else:
         lay = _layout(rules.players, True, max(NUM_TRICKS_MAX, rules.hand_size))
-    if len(_LAYOUTS) >= 1024:
+    if len(_LAYOUTS) >= _LAYOUTS_MAX:  # one entry per Rules object: bounded like _RULES_BITS
         _LAYOUTS.clear()
     _LAYOUTS[id(rules)] = (rules, lay)  # holds ``rules``, so its id is not reused while cached
     return lay

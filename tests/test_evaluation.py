@@ -337,3 +337,31 @@ def test_run_takes_any_player_of_boards():
     out = ev.run(cfg, play=play)
     assert [r["board"] for r in out["boards"]] == [0, 1, 2, 0, 1, 2]
     assert out["contracts"]["no_king"]["agents"]["heuristic"]["mean"] == pytest.approx(0.75)  # mean of 0, .75, 1.5
+
+
+def test_save_games_writes_a_record_per_game_that_replays(tmp_path, capsys):
+    """``--save-games DIR``: one record per game (board x seating), each replayed and checked by the engine,
+    its scores those of the game played (R8.1); it plays on the python engine."""
+    from barbu_env import records
+    from barbu_env.evaluation.cli import main
+
+    games = tmp_path / "games"
+    rc = main(["--agents", "heuristic", "random", "--contract", "no_queens", "--deals", "2", "--save-games",
+               str(games), "--out", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+    assert rc == 0
+    assert "engine: python (--save-games" in capsys.readouterr().err
+    files = sorted(games.glob("*.json"))
+    assert len(files) == 2 * 4  # two boards, four seatings of 1 v 3
+    for f in files:
+        rec = records.load(f)  # raises on any inconsistency
+        assert sorted(rec.players) == ["heuristic", "random", "random", "random"]
+        assert sum(rec.deals[0].scores) == -24  # No queens: four queens at -6 (R4)
+
+
+def test_save_games_refuses_the_batched_engine(tmp_path, capsys):
+    from barbu_env.evaluation.cli import main
+
+    rc = main(["--agents", "heuristic", "random", "--deals", "1", "--engine", "batched", "--save-games",
+               str(tmp_path / "g")])  # fmt: skip
+    assert rc == 2
+    assert "--save-games records games through the env" in capsys.readouterr().err

@@ -4,7 +4,8 @@ Duplicate format: every board is replayed once per seating of the line-up, the s
 distinct rotations of the line-up round the table, so each agent holds each hand equally often
 (``1v3`` = ``A B B B``: 4 seatings, A holds each hand once; ``2v2`` = ``A B A B``: 2 seatings, each
 agent holds each hand once; 4 agents ``A B C D``: 4 seatings). Games are played through
-``barbu_env.env`` with the agents' ``act(env, agent_name)`` protocol.
+``barbu_env.env`` with the agents' ``act(env, agent_name)`` protocol or, in deal mode where every agent has
+a batched form, on the batched engine (:mod:`.batched`), with the same results.
 
 - Deal mode (``mode="deal"``): a board is a deal of one contract: hands from the board's seed, the
   declarer rotating over boards (board ``i`` is declared by seat ``i % 4``). Board ``i`` has the same
@@ -35,7 +36,8 @@ interrupted run resumed later (``finished=`` / ``barbu-eval --resume``) gives th
 
 Modules: :mod:`.stats` (t intervals), :mod:`.boards` (boards, seatings, per-board margins: the
 duplicate core any player of boards plugs into), :mod:`.config` (what to evaluate, checked),
-:mod:`.runner` (playing boards through the env, the process pool, :func:`evaluate`), :mod:`.report`
+:mod:`.runner` (playing boards through the env, the process pool, :func:`evaluate`), :mod:`.batched`
+(playing them on ``VectorDeals``, the choice of engine), :mod:`.report`
 (summary, tables, files), :mod:`.cli` (``barbu-eval``).
 """
 

@@ -150,10 +150,10 @@ def board_result(board: Board, games: Sequence[Game], num_agents: int, sign: int
     """Per-agent numbers of one board from its games: ``rel`` (margin over the table mean per deal,
     times ``sign``), ``raw`` (points per deal); match mode adds ``win`` (share of wins per seat) and
     ``by_contract`` (margin per deal of each contract name)."""
-    rel = np.zeros(num_agents)
-    raw = np.zeros(num_agents)
-    seats_of = np.zeros(num_agents)
-    wins = np.zeros(num_agents)
+    rel = [0.0] * num_agents  # plain floats: a board's few numbers are summed faster than in numpy arrays
+    raw = [0.0] * num_agents
+    seats_of = [0] * num_agents
+    wins = [0.0] * num_agents
     by_contract: dict[str, list[float]] = {}
     for g in games:
         n = len(g.seating)
@@ -174,12 +174,12 @@ def board_result(board: Board, games: Sequence[Game], num_agents: int, sign: int
     out: dict[str, Any] = {
         "contract": board.text,
         "board": board.index,
-        "rel": (rel / seats_of).tolist(),
-        "raw": (raw / seats_of).tolist(),
+        "rel": [x / k for x, k in zip(rel, seats_of)],
+        "raw": [x / k for x, k in zip(raw, seats_of)],
         "games": [{"seating": list(g.seating), "scores": list(g.scores)} for g in games],
     }
     if board.seed is not None:
-        out["win"] = (wins / seats_of).tolist()
+        out["win"] = [x / k for x, k in zip(wins, seats_of)]
         out["by_contract"] = {
             name: [row[a] / row[num_agents + a] for a in range(num_agents)] for name, row in by_contract.items()
         }

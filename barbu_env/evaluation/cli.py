@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..options import parse_option
+from .batched import ENGINES, select_engine
 from .boards import LINEUPS, MODES
 from .config import fallback_notes, make_config
 from .report import check_out_dir, markdown, read_finished, write_outputs
@@ -75,7 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--lineup", choices=list(LINEUPS), default="1v3",
                    help="1v3: first agent vs three copies of the second; 2v2: alternating; 4: four agents")  # fmt: skip
-    p.add_argument("--workers", type=_positive, default=1, help="processes (results do not depend on it)")
+    p.add_argument("--workers", type=_positive, default=1,
+                   help="processes of the python engine (results do not depend on it)")  # fmt: skip
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="batched: deal-mode boards on the compiled engine (heuristic, random and greedy checkpoint "
+                        "agents); python: through the env, one game at a time (any agent, match mode); auto "
+                        "(default): batched where it can play the evaluation. Results do not depend on it")  # fmt: skip
     p.add_argument("--rules", default=None, help="rules preset name or YAML file (default classic)")
     p.add_argument("--rule", type=_rule_kv, action="append", default=[], metavar="KEY=VALUE",
                    help="rule option override, repeatable (e.g. --rule overtrump=yes)")  # fmt: skip
@@ -85,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true",
                    help="play only the boards missing from --out's results.json (same arguments, "
                         "perhaps more boards)")  # fmt: skip
+    p.add_argument("--save-games", default=None, metavar="DIR",
+                   help="write every game played as a game record (barbu_env.records) to DIR; plays on the "
+                        "python engine")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -123,6 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         finished = read_finished(args.out, cfg) if args.resume else []
         if args.out:
             check_out_dir(args.out)
+        if args.save_games is not None:
+            check_out_dir(args.save_games, "--save-games")
+            if args.engine == "batched":
+                raise ValueError("--save-games records games through the env: use --engine python or auto")
+        engine, why = select_engine(cfg, "python" if args.save_games else args.engine, made)
+        if args.save_games and args.engine == "auto":
+            why = "--save-games records every game through the env"
     except (ValueError, TypeError) as e:
         print(f"barbu-eval: error: {e}", file=sys.stderr)
         return 2
@@ -132,10 +148,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     notes = fallback_notes(cfg, made)
     for note in notes:
         print(f"barbu-eval: note: {note}", file=sys.stderr)
+    ignored = "; --workers ignored: it plays in this process" if engine == "batched" and args.workers > 1 else ""
+    print(f"barbu-eval: engine: {engine} ({why}{ignored})", file=sys.stderr)
     if args.workers > 1 and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        summary = run(cfg, args.workers, not args.no_progress, finished, notes)
+        summary = run(
+            cfg,
+            args.workers,
+            not args.no_progress,
+            finished,
+            notes,
+            engine=engine,
+            agents=made,
+            save_games=args.save_games,
+        )
     except EvaluationInterrupted as e:
         summary = e.summary
     print(markdown(summary))

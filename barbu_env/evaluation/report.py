@@ -205,19 +205,19 @@ def write_outputs(summary: dict[str, Any], out_dir: str | Path) -> dict[str, Pat
     return paths
 
 
-def check_out_dir(out_dir: str | Path) -> Path:
-    """``out_dir``, created if missing; ``ValueError`` naming it when it cannot be a writable folder."""
+def check_out_dir(out_dir: str | Path, flag: str = "--out") -> Path:
+    """``out_dir``, created if missing; ``ValueError`` naming it (as ``flag``) when it cannot be a writable folder."""
     out = Path(out_dir)
     for p in [out, *out.parents]:
         if p.exists() and not p.is_dir():
             what = "is a file" if p == out else f"is below {str(p)!r}, which is a file"
-            raise ValueError(f"bad --out {str(out_dir)!r}: it {what}, not a folder")
+            raise ValueError(f"bad {flag} {str(out_dir)!r}: it {what}, not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ValueError(f"bad --out {str(out_dir)!r}: cannot create that folder ({e.strerror or e})") from None
+        raise ValueError(f"bad {flag} {str(out_dir)!r}: cannot create that folder ({e.strerror or e})") from None
     if not os.access(out, os.W_OK | os.X_OK):
-        raise ValueError(f"bad --out {str(out_dir)!r}: that folder is not writable")
+        raise ValueError(f"bad {flag} {str(out_dir)!r}: that folder is not writable")
     return out
 
 

@@ -1,5 +1,6 @@
 """Playing boards through ``barbu_env.env`` with the agents' ``act(env, agent_name)`` protocol, in this
-process or a pool of worker processes, and :func:`evaluate`, the duplicate evaluation of a line-up.
+process or a pool of worker processes, and :func:`evaluate`, the duplicate evaluation of a line-up, on that
+runner or on the batched engine (:mod:`.batched`: the same games, faster).
 
 Agents are seeded per game from ``(seed, contract, board, seating, seat)`` only, so results do not
 depend on the number of workers or the order boards finish in. An interrupt (Ctrl-C) stops the run
@@ -20,6 +21,7 @@ from typing import Any
 
 from ..agents import Agent, make
 from ..rules import Rules
+from .batched import batched_player, select_engine
 from .boards import Board, Game, PlayFn, Seating, duplicate, game_seed, lineup_of, make_boards, seatings
 from .config import EvalConfig, fallback_notes, make_config
 from .report import summarise
@@ -36,12 +38,18 @@ class EvaluationInterrupted(KeyboardInterrupt):
 class TableRunner:
     """Plays every seating of a board through one env (one per worker process; agents built once)."""
 
-    def __init__(self, cfg: EvalConfig) -> None:
+    def __init__(self, cfg: EvalConfig, save_games: str | None = None) -> None:
         from ..env import env as make_env
 
         self.cfg = cfg
         self.rules = cfg.make_rules()
         self.env = make_env(mode=cfg.mode, rules=self.rules)
+        #: folder for one game record per game played (``barbu_env.records``), or None
+        self.save_games = save_games
+        if save_games is not None:
+            from ..records import RecordingEnv
+
+            self.env = RecordingEnv(self.env)
         self.n = self.rules.players
         #: one instance per (agent, seat), re-seeded before every game
         self.players: list[list[Agent]] = [[make(spec) for _ in range(self.n)] for spec in cfg.agents]
@@ -58,11 +66,22 @@ class TableRunner:
         while not all(env.terminations.values()):
             agent = env.agent_selection
             env.step(players[raw.agent_name_mapping[agent]].act(env, agent))
+        if self.save_games is not None:
+            self._save(board, seating)
         if board.seed is None:
             return Game(seating, list(raw.deal.scores))
         m = raw.match
         records = [(rec.contract.split(":")[0], list(rec.scores)) for rec in m.records]
         return Game(seating, list(m.totals), len(m.records), list(m.winners or []), records)
+
+    def _save(self, board: Board, seating: Seating) -> None:
+        """Write the game's record to ``save_games/<contract or match>-b<board>-s<seating>.json``."""
+        env = self.env
+        env.players = [self.cfg.agents[seating[s]] for s in range(self.n)]
+        env.record.players = env.players
+        name = "match" if board.seed is not None else board.contract.replace(":", "_")
+        k = "".join(map(str, seating))
+        env.save(os.path.join(self.save_games, f"{name}-b{board.index:05d}-s{k}.json"))
 
     def play_board(self, board: Board, seats: Sequence[Seating]) -> list[Game]:
         b, seed = board, self.cfg.seed
@@ -75,13 +94,13 @@ class TableRunner:
 _WORKER: TableRunner | None = None
 
 
-def _init_worker(cfg: EvalConfig) -> None:
+def _init_worker(cfg: EvalConfig, save_games: str | None = None) -> None:
     global _WORKER
     # the parent handles Ctrl-C (it stops the pool); one thread per worker: single-row forward passes gain
     # nothing from more, and several workers each spinning several threads thrash (torch reads this at import)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["OMP_NUM_THREADS"] = "1"
-    _WORKER = TableRunner(cfg)
+    _WORKER = TableRunner(cfg, save_games)
 
 
 def _run_task(task: tuple[Board, Sequence[Seating]]) -> tuple[Board, list[Game]]:
@@ -90,13 +109,14 @@ def _run_task(task: tuple[Board, Sequence[Seating]]) -> tuple[Board, list[Game]]
     return task[0], _WORKER.play_board(*task)
 
 
-def env_player(cfg: EvalConfig, workers: int = 1) -> PlayFn:
-    """A :data:`~.boards.PlayFn` playing boards through ``barbu_env.env`` in ``workers`` processes."""
+def env_player(cfg: EvalConfig, workers: int = 1, save_games: str | None = None) -> PlayFn:
+    """A :data:`~.boards.PlayFn` playing boards through ``barbu_env.env`` in ``workers`` processes; with
+    ``save_games``, every game's record is written to that folder (``barbu_env.records``)."""
 
     def play(boards: Sequence[Board], seats: Sequence[Seating]) -> Iterator[tuple[Board, list[Game]]]:
         n = min(workers, len(boards))  # no idle worker processes
         if n <= 1:
-            runner = TableRunner(cfg)
+            runner = TableRunner(cfg, save_games)
             for b in boards:
                 yield b, runner.play_board(b, seats)
             return
@@ -104,7 +124,7 @@ def env_player(cfg: EvalConfig, workers: int = 1) -> PlayFn:
         main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None  # workers start with Ctrl-C ignored
         try:
-            pool = ctx.Pool(n, initializer=_init_worker, initargs=(cfg,))
+            pool = ctx.Pool(n, initializer=_init_worker, initargs=(cfg, save_games))
         finally:
             if main:
                 signal.signal(signal.SIGINT, old)
@@ -126,6 +146,7 @@ def evaluate(
     workers: int = 1,
     progress: bool = False,
     finished: Sequence[dict[str, Any]] = (),
+    engine: str = "auto",
     **rule_options: Any,
 ) -> dict[str, Any]:
     """Duplicate evaluation (see :mod:`barbu_env.evaluation`); returns the JSON-ready results.
@@ -134,13 +155,16 @@ def evaluate(
     rules' table); ``boards``: boards per contract (deal mode) or matches (match mode); ``rules`` and
     ``rule_options``: as ``load_rules``; in deal mode ``doubling`` defaults to ``"off"``. ``finished``:
     board results of an earlier run of the same evaluation (its ``"boards"``), not played again.
-    Raises :class:`EvaluationInterrupted` (with the partial summary) on Ctrl-C. Decisions a checkpoint
-    agent hands to its fallback are named in ``UserWarning`` s and in the summary's ``notes``."""
+    ``engine``: ``"auto"`` (the batched engine where every agent has a batched form, see
+    :func:`.batched.select_engine`), ``"batched"`` or ``"python"`` (the env runner); the summary's ``engine``
+    names the one that played (the numbers do not depend on it). Raises :class:`EvaluationInterrupted` (with
+    the partial summary) on Ctrl-C. Decisions a checkpoint agent hands to its fallback are named in
+    ``UserWarning`` s and in the summary's ``notes``."""
     cfg, made = make_config(agents, mode, contracts, boards, seed, lineup, rules, **rule_options)
     notes = fallback_notes(cfg, made)
     for note in notes:
         warnings.warn(note, stacklevel=2)
-    return run(cfg, workers, progress, finished, notes)
+    return run(cfg, workers, progress, finished, notes, engine=engine, agents=made)
 
 
 def run(
@@ -150,11 +174,27 @@ def run(
     finished: Sequence[dict[str, Any]] = (),
     notes: Sequence[str] = (),
     play: PlayFn | None = None,
+    engine: str = "auto",
+    agents: Sequence[Agent] | None = None,
+    save_games: str | None = None,
 ) -> dict[str, Any]:
     """Play the boards of ``cfg`` (those not in ``finished``) and summarise them (see :func:`evaluate`);
-    ``play``: who plays them (default :func:`env_player` with ``workers`` processes)."""
+    ``play``: who plays them (the summary's ``engine`` is then ``"custom"``), default per ``engine``: the
+    batched engine (:func:`.batched.batched_player`, in this process) or :func:`env_player` with ``workers``
+    processes. ``agents``: ``cfg.agents`` built (default: built here). ``save_games``: a folder for every game's
+    record (the python engine only: the batched one keeps no records)."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"bad number of workers {workers!r}: expected an integer >= 1")
+    if play is None:
+        agents = [make(spec) for spec in cfg.agents] if agents is None else agents
+        if save_games is not None:
+            if engine == "batched":
+                raise ValueError("save_games records games through the env: use engine 'python' or 'auto'")
+            engine = "python"
+        engine = select_engine(cfg, engine, agents)[0]
+        play = batched_player(cfg, agents) if engine == "batched" else env_player(cfg, workers, save_games)
+    else:
+        engine = "custom"
     the_rules = cfg.make_rules()
     seats = seatings(lineup_of(cfg.lineup, len(cfg.agents), the_rules.players))
     all_boards = make_boards(cfg.seed, cfg.contracts, cfg.boards, the_rules)
@@ -169,16 +209,15 @@ def run(
 
     bar = tqdm(total=len(todo), desc=f"barbu-eval {cfg.mode}", unit="board", disable=not progress, file=sys.stderr)
     try:
-        play = play or env_player(cfg, workers)
         for board, result in duplicate(todo, seats, play, len(cfg.agents), the_rules.score_sign):
             done[wanted[board.key]] = result
             bar.update()
     except KeyboardInterrupt:
         bar.close()
         summary = summarise(cfg, [done[i] for i in sorted(done)], len(all_boards), notes)
-        raise EvaluationInterrupted(summary) from None
+        raise EvaluationInterrupted({**summary, "engine": engine}) from None
     bar.close()
-    return summarise(cfg, [done[i] for i in sorted(done)], len(all_boards), notes)
+    return {**summarise(cfg, [done[i] for i in sorted(done)], len(all_boards), notes), "engine": engine}
 
 
 def _name_of(result: dict[str, Any], cfg: EvalConfig) -> str:

@@ -1,0 +1,127 @@
+"""Duplicate boards on the batched engine, and which engine an evaluation plays on.
+
+:func:`batched_player` is a :data:`~.boards.PlayFn` that plays deal-mode boards on
+:class:`~barbu_env.vector.VectorDeals` (:func:`barbu_env.vector.duplicate.play_games`): every seating of a
+contract's boards at once, the compiled heuristic for heuristic seats, ``RandomAgent``'s own draws (seeded by
+:func:`~.boards.game_seed`, as the env runner seeds its agents) for random seats, and one batched network call
+per step for greedy checkpoint agents (:meth:`~barbu_env.agents.neural.NeuralAgent.card_actions`), whose other
+decisions (doubling) go to their heuristic or random fallback as in the env. Every game then has the scores it
+has through ``barbu_env.env``, so the per-board numbers are those of the env runner (:mod:`.runner`).
+
+:func:`select_engine` picks the engine of ``engine="auto"``: batched when the evaluation is in deal mode,
+under rules the batched engine plays (:func:`barbu_env.vector.check_rules`, numba installed) and every agent has
+a batched form (:func:`seat_player`); the env runner otherwise. Match mode (declarations, several deals a
+board) plays through the env.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..agents import Agent, HeuristicAgent, RandomAgent
+from .boards import Board, Game, PlayFn, Seating, game_seed
+from .config import EvalConfig
+
+#: ``engine`` values: ``auto`` (batched where possible), ``batched``, ``python`` (through ``barbu_env.env``).
+ENGINES = ("auto", "batched", "python")
+#: Boards of a contract played per :func:`~barbu_env.vector.duplicate.play_games` call (a progress step).
+CHUNK = 2000
+
+
+@dataclass(frozen=True)
+class _GameSeeds:
+    """The agent seeds of one game by seat (:func:`~.boards.game_seed`), each computed when it is read (only
+    random seats draw)."""
+
+    seed: int
+    board: Board
+    seating: int
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, seat: int) -> int:
+        return game_seed(self.seed, self.board.contract_idx, self.board.index, self.seating, seat)
+
+
+def seat_player(agent: Agent) -> object | None:
+    """What plays ``agent``'s seats in ``play_games``: ``"heuristic"``, ``"random"``, the agent itself (a greedy
+    checkpoint agent whose fallback is one of those: a ``CardPolicy``), or None: no batched form."""
+    if type(agent) is HeuristicAgent:
+        return "heuristic"
+    if type(agent) is RandomAgent:
+        return "random"
+    if agent.name == "neural" and getattr(agent, "greedy", False) and agent.fallback_spec in ("heuristic", "random"):
+        return agent
+    return None
+
+
+def batched_unavailable(cfg: EvalConfig, agents: Sequence[Agent]) -> str | None:
+    """Why ``cfg`` cannot play on the batched engine (``agents``: its agents, built), or None when it can."""
+    from ..vector import check_rules
+    from ..vector.backend import numba_available
+
+    if cfg.mode != "deal":
+        return "match mode plays through the env (the batched engine plays deal-mode boards)"
+    if not numba_available():
+        return "numba is not installed (pip install barbu_env[fast])"
+    try:
+        check_rules(cfg.make_rules())
+    except ValueError as e:
+        return str(e)
+    for spec, agent in zip(cfg.agents, agents):
+        if seat_player(agent) is None:
+            return (f"agent {spec!r} has no batched form (batched: heuristic, random, checkpoints with greedy=true "
+                    "and a heuristic or random fallback)")  # fmt: skip
+    return None
+
+
+def select_engine(cfg: EvalConfig, engine: str, agents: Sequence[Agent]) -> tuple[str, str]:
+    """``(engine played: "batched" or "python", why)`` for ``engine`` (one of :data:`ENGINES`); ``ValueError``
+    for an unknown engine, or ``"batched"`` where the evaluation has no batched form (naming why)."""
+    if engine not in ENGINES:
+        raise ValueError(f"bad engine {engine!r}: expected one of {list(ENGINES)}")
+    if engine == "python":
+        return "python", "asked for"
+    why = batched_unavailable(cfg, agents)
+    if why is None:
+        return "batched", "VectorDeals: compiled heuristic, seeded random draws, batched networks"
+    if engine == "batched":
+        raise ValueError(f"engine 'batched' cannot play this evaluation: {why}")
+    return "python", why
+
+
+def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048) -> PlayFn:
+    """A :data:`~.boards.PlayFn` playing ``cfg``'s deal-mode boards on the batched engine (``agents``: built from
+    ``cfg.agents``, each with a :func:`seat_player`), up to :data:`CHUNK` boards of a contract per batch run;
+    ``batch``: games stepped at once."""
+    from ..vector.duplicate import play_games
+
+    rules = cfg.make_rules()
+    players = [seat_player(a) for a in agents]
+    for spec, p in zip(cfg.agents, players):
+        if p is None:
+            raise ValueError(f"agent {spec!r} has no batched form")
+    draws = any(p == "random" or getattr(p, "fallback_spec", None) == "random" for p in players)
+
+    def play(boards: Sequence[Board], seats: Sequence[Seating]) -> Iterator[tuple[Board, list[Game]]]:
+        rows = [[players[a] for a in seating] for seating in seats]  # one list per seating, shared by its games
+        n = len(seats)
+        for start in range(0, len(boards), CHUNK):
+            chunk = boards[start : start + CHUNK]
+            scores = play_games(
+                rules,
+                np.array([b.hands for b in chunk], np.uint64).repeat(n, axis=0),
+                [b.declarer for b in chunk for _ in seats],
+                [b.text for b in chunk for _ in seats],
+                rows * len(chunk),
+                [_GameSeeds(cfg.seed, b, k) for b in chunk for k in range(n)] if draws else None,
+                batch,
+            )
+            for i, b in enumerate(chunk):
+                yield b, [Game(seating, g) for seating, g in zip(seats, scores[i * n : (i + 1) * n].tolist())]
+
+    return play
