@@ -47,6 +47,7 @@ os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE
 from barbu_env.nn import PolicyNet, save_checkpoint
+from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.encode import unpack_observations
 
@@ -67,8 +68,12 @@ class SelfPlayConfig(CommonConfig):
     """Passes over the imitation data."""
     bc_coef: float = 1.0
     """Weight of the cross-entropy towards the heuristic's move in the warm start."""
-    bc_temp: float = 10.0
-    """Inverse temperature turning Q-values into the warm start's logits."""
+    bc_temp: float = 30.0
+    """Inverse temperature turning Q-values into the warm start's logits: the warm start leaves the heuristic's
+    move about 3-5 / ``bc_temp`` (units of the contract total) above the others, the margin self-play must
+    overcome to change it."""
+    bc_lr: float = 1e-3
+    """Adam learning rate of the warm start."""
     decisions: int = 2_000_000
     """Learner decisions trained by self-play per contract."""
     rollout: int = 16_384
@@ -102,7 +107,8 @@ class SelfPlayConfig(CommonConfig):
     probability ``double_prob``). Evaluation deals are always played without doubling."""
 
 
-ROLE_NAMES = {LEARNER: "learner", HEURISTIC: "heuristic", SNAPSHOT: "snapshot"}
+#: Contracts whose trump suit / start rank the declarer names (R3.2).
+FAMILIES = ("trumps", "fantan")
 
 
 def q_values(net: PolicyNet, obs: np.ndarray | torch.Tensor) -> torch.Tensor:
@@ -123,6 +129,33 @@ def eval_rules(rules: Rules) -> Rules:
     return rules.replace(doubling="off", undoubled_negative="play")
 
 
+def fixed_contract_patch(contract: str, rules: Rules) -> tuple[np.ndarray, np.ndarray] | None:
+    """For the contracts whose parameter the declarer names (Trumps, Fantan: R3.2), ``(byte mask, bits)`` over
+    packed observations: the ``available`` block of a deal played with its contract fixed. Training deals go
+    through the heuristic's declaration (its choice of suit / rank for the hand); evaluation deals (barbu-eval)
+    have that choice fixed as the contract, and the two observations differ in that block only (tested).
+    ``None`` for the other contracts."""
+    if contract not in FAMILIES:
+        return None
+    from barbu_env.vector import VectorDeals
+
+    probe = VectorDeals(contract + (":S" if contract == "trumps" else ":7"), rules, batch=1, seed=0)
+    probe.reset()
+    bits = probe.observe_packed()[0][0]
+    off, size = BLOCKS["available"]
+    entries = np.zeros(bits.shape[0] * 8, np.uint8)
+    entries[off : off + size] = 1
+    m = np.packbits(entries, bitorder="little")
+    return m, bits & m
+
+
+def apply_patch(bits: np.ndarray, rows: np.ndarray, patch: tuple[np.ndarray, np.ndarray] | None) -> None:
+    """Give packed observations ``bits[rows]`` the fixed-contract ``available`` block (in place)."""
+    if patch is not None and rows.any():
+        m, value = patch
+        bits[rows] = (bits[rows] & ~m) | value
+
+
 # ---------------------------------------------------------------------------- batched self-play
 class Collector:
     """``num_games`` deals of one contract stepped at once, seats played by role; records learner decisions.
@@ -139,6 +172,7 @@ class Collector:
         self.p_heuristic, self.p_snapshot, self.double_prob = p_heuristic, p_snapshot, double_prob
         self.scale = contract_scale(contract, rules)
         self.env = VectorDeals(contract, rules, batch=num_games, seed=int(rng.integers(2**63)))
+        self.patch = fixed_contract_patch(contract, rules)
         self.env.reset()
         self.deal_no = np.zeros(num_games, np.int64)
         self.roles = np.zeros((num_games, 4), np.int64)
@@ -149,6 +183,8 @@ class Collector:
         self.ended_scores: list[np.ndarray] = []
         self.learner_scores: list[float] = []
         self.decisions = 0  # decisions of every seat taken so far
+        self.open = np.zeros(num_games, np.int64)  # decisions recorded in each game's running deal
+        self.complete = 0  # recorded decisions of ended deals (what :meth:`take` hands out)
 
     def _draw_roles(self, games: np.ndarray) -> None:
         n = games.shape[0]
@@ -172,6 +208,7 @@ class Collector:
         role = self.roles[np.arange(B), seat]
         actions = np.zeros(B, np.int64)
         other = mask[:, DECLARE_BASE:].any(1)  # declarations and doubles: the heuristic's (or random doubles)
+        apply_patch(bits, ~other, self.patch)
         use_heur = other | (role == HEURISTIC)
         need_teacher = use_heur | (record_heuristic & (role == LEARNER))
         teacher = env.heuristic_actions(need_teacher)
@@ -194,6 +231,7 @@ class Collector:
         if idx.size:
             key = idx + B * self.deal_no[idx]
             self.pending.append((bits[idx], numeric[idx], mask[idx], actions[idx], key, seat[idx], teacher[idx]))
+            self.open[idx] += 1
         self.decisions += B
         rewards, done = env.step(actions)
         ended = np.flatnonzero(done)
@@ -203,11 +241,9 @@ class Collector:
             learner = self.roles[ended] == LEARNER
             self.learner_scores.extend(rewards[ended][learner].tolist())
             self.deal_no[ended] += 1
+            self.complete += int(self.open[ended].sum())
+            self.open[ended] = 0
             self._draw_roles(ended)
-
-    @property
-    def recorded(self) -> int:
-        return sum(p[0].shape[0] for p in self.pending)
 
     def take(self) -> dict[str, np.ndarray]:
         """The recorded decisions whose deal has ended: packed observation (bits, numeric), mask, action,
@@ -228,47 +264,50 @@ class Collector:
         keep = ~hit
         self.pending = [tuple(cols[k][keep] for k in names)] if keep.any() else []
         self.ended_keys, self.ended_scores = [], []  # a deal's decisions all end with it: every ended key is used
-        out = {k: cols[k][hit] for k in ("bits", "numeric", "mask", "action", "teacher")}
+        self.complete = 0
+        out = {k: cols[k][hit] for k in ("bits", "numeric", "mask", "action", "teacher", "key", "seat")}
         out["target"] = (scores[pos[hit], seat[hit]] / self.scale).astype(np.float32)
         return out
 
 
 # ---------------------------------------------------------------------------- evaluation on the batched engine
-def duplicate_boards(contract: str, rules: Rules, boards: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``boards`` deals of the deal stream of ``seed``, each queued 4 times (the learner in seat ``k % 4`` of
-    queue entry ``k``); the declarer is seat ``board % 4``. ``(hands uint64 [4 boards, 4], declarer)``."""
-    from barbu_env.vector.dealing import deal_stream, stream_key
-    from barbu_env.vector.tables import build_tables
+def duplicate_boards(contract: str, rules: Rules, boards: int, seed: int) -> tuple[list, np.ndarray, list[str]]:
+    """The boards ``barbu-eval --seed seed`` plays (``barbu_env.evaluation.deal_board``: the declarer is seat
+    ``board % 4``; Trumps / Fantan fixed to the heuristic's choice for the declarer's hand), each queued 4 times,
+    the learner in seat ``k % 4`` of queue entry ``k``: ``(hands, declarers, contract texts)``."""
+    from barbu_env.evaluation import deal_board
 
-    t = build_tables(rules)
-    hands, _ = deal_stream(stream_key(seed), np.arange(boards), t.deck_ids, t.hand_size)
-    return np.repeat(hands, 4, axis=0), np.repeat(np.arange(boards) % 4, 4)
+    dealt = [deal_board(seed, b, contract, rules) for b in range(boards)]
+    hands = [h for h, _, _ in dealt for _ in range(4)]
+    return hands, np.repeat([d for _, d, _ in dealt], 4), [t for _, _, t in dealt for _ in range(4)]
 
 
 @torch.no_grad()
-def vector_margin(net: PolicyNet, contract: str, rules: Rules, boards: int, seed: int,
-                  batch: int = 1024) -> tuple[float, float, int]:  # fmt: skip
-    """Duplicate margin of the greedy policy over the compiled heuristic (1 vs 3, seats rotated, doubling off):
-    mean over boards of (policy's score - table mean), its 95% half-width, boards. Raw points per deal."""
+def vector_margin(net: PolicyNet, contract: str, rules: Rules, boards: int, seed: int) -> tuple[float, float, int]:
+    """``barbu-eval --agents <net> heuristic --lineup 1v3 --doubling off --seed seed`` on the batched engine:
+    mean over boards of (greedy policy's score - table mean), its 95% half-width (normal), boards. Raw points.
+    All ``4 * boards`` games run at once (each game's contract is its board's)."""
     from barbu_env.vector import VectorDeals
 
     r = eval_rules(rules)
-    hands, declarer = duplicate_boards(contract, r, boards, seed)
-    env = VectorDeals(contract, r, batch=min(batch, hands.shape[0]), boards=(hands, declarer))
+    hands, declarer, texts = duplicate_boards(contract, r, boards, seed)
+    env = VectorDeals(texts, r, batch=len(hands), boards=(hands, declarer), auto_reset=False)
     env.reset()
-    rel = np.zeros(hands.shape[0])
-    while not env.finished:
+    learner_seat = np.arange(len(hands)) % 4
+    rel = np.zeros(len(hands))
+    while True:
         obs, mask, seat = env.observe()
-        entry = env.board_of.copy()
-        learner = (seat >= 0) & (seat == entry % 4) & ~mask[:, DECLARE_BASE:].any(1)
-        actions = env.heuristic_actions(~learner & (seat >= 0))
+        live = seat >= 0
+        if not live.any():
+            break
+        learner = live & (seat == learner_seat) & ~mask[:, DECLARE_BASE:].any(1)
+        actions = env.heuristic_actions(live & ~learner)
         idx = np.flatnonzero(learner)
         if idx.size:
             actions[idx] = greedy(net, obs[idx], mask[idx])
         rewards, done = env.step(np.maximum(actions, 0))
-        for g in np.flatnonzero(done):
-            k = int(entry[g])
-            rel[k] = rewards[g, k % 4] - rewards[g].mean()
+        g = np.flatnonzero(done)
+        rel[g] = rewards[g, learner_seat[g]] - rewards[g].mean(1)
     x = rel.reshape(boards, 4).mean(1)
     return float(x.mean()), float(1.96 * x.std(ddof=1) / np.sqrt(boards)), boards
 
@@ -340,13 +379,15 @@ class Run:
         return c
 
     # -- learning
-    def fit(self, data: dict[str, np.ndarray], epochs: int, bc_coef: float) -> dict[str, float]:
+    def fit(self, data: dict[str, np.ndarray], epochs: int, bc_coef: float, lr: float) -> dict[str, float]:
         """Minibatch MSE of Q(s, a) to the targets (+ ``bc_coef`` x cross-entropy towards the teacher's move),
         a random suit relabelling per minibatch."""
         cfg = self.cfg
         action, target = torch.from_numpy(data["action"]), torch.from_numpy(data["target"])
         teacher = torch.from_numpy(data["teacher"])
         n = action.shape[0]
+        for group in self.opt.param_groups:
+            group["lr"] = lr
         stats: dict[str, list[float]] = {}
         self.net.train()
         for _ in range(epochs):
@@ -388,7 +429,7 @@ class Run:
                 have += part["action"].shape[0]
                 bar.update(part["action"].shape[0])
         data = {k: np.concatenate([g[k] for g in got])[: cfg.bc_decisions] for k in got[0]}
-        stats = self.fit(data, cfg.bc_epochs, cfg.bc_coef)
+        stats = self.fit(data, cfg.bc_epochs, cfg.bc_coef, cfg.bc_lr)
         with torch.no_grad():
             n = min(20_000, data["action"].shape[0])
             obs = unpack_observations(data["bits"][:n], data["numeric"][:n])
@@ -413,24 +454,28 @@ class Run:
         self.log(row)
         return row
 
-    def selfplay(self) -> None:
+    def selfplay(self, seconds: float | None = None) -> tuple[int, int, float]:
+        """Self-play and updates until ``cfg.decisions`` learner decisions are trained (or, if given, ``seconds``
+        have passed: the benchmark). Returns (learner decisions trained, decisions of every seat, seconds)."""
         cfg = self.cfg
+        start, trained = time.perf_counter(), 0
         col = self.collector()
         col.snapshots_on = bool(self.pool)
         snap = PolicyNet(hidden=tuple(cfg.hidden)).eval()
         bar = tqdm(total=cfg.decisions, initial=min(self.decisions, cfg.decisions), desc=f"{self.contract} self-play",
                    unit="dec", leave=False)  # fmt: skip
-        while self.decisions < cfg.decisions:
+        while self.decisions < cfg.decisions and (seconds is None or time.perf_counter() - start < seconds):
             t0 = time.time()
             if self.pool:
                 snap.load_state_dict(self.pool[int(self.rng.integers(len(self.pool)))])
             played0 = col.decisions
-            while col.recorded < cfg.rollout:
+            while col.complete < cfg.rollout:
                 col.step(self.net, snap if self.pool else None, cfg.epsilon, record_heuristic=False)
             data = col.take()
             n = data["action"].shape[0]
-            stats = self.fit(data, cfg.update_epochs, 0.0) if n else {}
+            stats = self.fit(data, cfg.update_epochs, 0.0, cfg.lr) if n else {}
             self.decisions += n
+            trained += n
             dt = time.time() - t0
             self.wall += dt
             bar.update(n)
@@ -449,6 +494,7 @@ class Run:
                 self.next_eval += cfg.eval_every
                 self.save_state()
         bar.close()
+        return trained, col.decisions, time.perf_counter() - start
 
     def finish(self) -> Path:
         return finish_run(self.cfg, self.dir, self.contract, self.logger)
