@@ -264,6 +264,67 @@ class Deal:
         # phase == PLAY and _plain_follow: the fast path of apply / legal_actions
         "_plain",
     )  # fmt: skip
+    _rules: Rules
+    table: dict[str, Contract]
+    available: tuple[str, ...]
+    must_double: int
+    num_tricks: int
+    deck: int
+    hands: list[int]
+    declarer: int
+    phase: int
+    to_move: int
+    contract: Contract | None
+    trump: int
+    fantan_rank: int
+    doubles: list[int]
+    double_step: int
+    trick: list[int]
+    leader: int
+    led: int
+    best: int
+    winner: int
+    top_trump: int
+    trick_no: int
+    captured: list[int]
+    tricks_won: list[int]
+    points: list[int]
+    played_by: list[int]
+    excluded: list[int]
+    hearts_broken: bool
+    card_vals: tuple[int, ...]
+    pos_vals: tuple[int, ...]
+    force_king: bool
+    lead_hearts_rule: bool
+    fantan_lo: list[int]
+    fantan_hi: list[int]
+    playable: int
+    finished: list[int]
+    passes: list[int]
+    last_trick: tuple[int, list[int], int] | None
+    history: list[tuple[int, int]]
+    contract_scores: list[int] | None
+    settlement: list[int] | None
+    scores: list[int] | None
+    reneged: int
+    split: bool
+    n: int
+    _next_seat: tuple[int, ...]
+    _mask: int | None
+    _cards: tuple[int, ...] | None
+    _legal_doubles: tuple[int, ...] | None
+    _double_row: tuple[tuple[int, ...], ...] | None
+    _until_broken: bool
+    _trump_must: bool
+    _overtrump: bool
+    _forced_pass: bool
+    _free_pass: bool
+    _ace_again: bool
+    _plain_follow: bool
+    _trick_base: tuple[int, ...]
+    _score_mask: int
+    _end: int
+    _plain: bool
 
     # ----------------------------------------------------------------- construction
     @classmethod

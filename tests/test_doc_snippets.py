@@ -1,7 +1,7 @@
-"""The README's "Use with your framework" snippets run as written, so the docs cannot rot.
+"""The README's quick start and docs/FRAMEWORKS.md's snippets run as written, so the docs cannot rot.
 
-Each fenced ``python`` block of that section is executed in a fresh namespace, in a temporary working
-directory; a block is skipped when the framework it imports is not installed.
+Each fenced ``python`` block is executed in a fresh namespace, in a temporary working directory; a
+framework block is skipped when the framework it imports is not installed.
 """
 
 from __future__ import annotations
@@ -11,21 +11,31 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-SECTION = "## Use with your framework"
+ROOT = Path(__file__).resolve().parent.parent
+FRAMEWORKS = ROOT / "docs" / "FRAMEWORKS.md"
 #: Framework module needed by a block -> the module to import-or-skip.
 NEEDS = {"sb3_contrib": "sb3_contrib", "torchrl": "torchrl", "wrappers.rllib": "ray.rllib"}
 
 
+def python_blocks(text: str) -> list[str]:
+    """The fenced ``python`` blocks of a Markdown text, in order."""
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
+
+
 def snippets() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    start = text.find(SECTION)
-    if start < 0:
-        raise ValueError(f"README.md has no {SECTION!r} section")
-    body = text[start + len(SECTION) :]
-    nxt = re.search(r"^## ", body, flags=re.M)
-    body = body[: nxt.start()] if nxt else body
-    return re.findall(r"^```python\n(.*?)^```", body, flags=re.M | re.S)
+    return python_blocks(FRAMEWORKS.read_text(encoding="utf-8"))
+
+
+def test_readme_quick_start_runs(tmp_path, monkeypatch):
+    """The README's quick start plays one whole deal with heuristic players."""
+    blocks = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert blocks, "README.md has no python block"
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__readme__"}
+    exec(compile(blocks[0], "README.md quick start", "exec"), namespace)
+    env = namespace["env"]
+    assert not env.agents  # the deal was played to its end
+    assert sum(env.deal.scores) == -24  # No queens: four queens at -6 each (R4)
 
 
 def test_section_has_the_three_snippets():
@@ -51,7 +61,7 @@ def test_snippet_runs(index, tmp_path, monkeypatch):
         # the snippet's build_algo() uses this instance (never a stale default cluster left by `ray start`)
         ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
-        exec(compile(code, f"README.md snippet {index + 1}", "exec"), {"__name__": "__readme__"})
+        exec(compile(code, f"docs/FRAMEWORKS.md snippet {index + 1}", "exec"), {"__name__": "__readme__"})
     finally:
         torch.set_num_threads(threads)
         if "rllib" in code:
