@@ -16,11 +16,17 @@ For each contract, one network (:class:`barbu_env.nn.PolicyNet`, its policy head
    ``epsilon``; its decisions are recorded), a frozen snapshot of it, or the compiled heuristic. All
    learner (and snapshot) seats of a step share one batched forward pass. When a deal ends, each learner
    decision of it gets the acting seat's final score / |contract total| as its target (Monte-Carlo, no
-   bootstrapping); every ``rollout`` recorded decisions, the network is fit by MSE on Q(s, a taken), one
-   pass, with a random suit permutation per minibatch (training/augment.py: an exact symmetry of the deal);
-3. every ``eval_every`` decisions, fixed duplicate boards played on the batched engine (1 greedy policy vs
-   3 compiled heuristic, seats rotated, doubling off) measure the margin over the heuristic; the best
-   network is kept (``best.pt``) and the resume state saved.
+   bootstrapping); every ``rollout`` recorded decisions, the network is fit by MSE on Q(s, a taken) plus
+   ``prior_coef`` x the warm start's cross-entropy towards the heuristic's move in those states, one pass,
+   with a random suit permutation per minibatch (training/augment.py: an exact symmetry of the deal);
+3. every ``eval_every`` decisions, barbu-eval's duplicate boards (``barbu_env.evaluation.deal_board``, seed
+   ``seed + 10000``) played on the batched engine, 1 greedy policy vs 3 compiled heuristic, seats rotated,
+   doubling off (the numbers of ``barbu-eval --agents <policy> heuristic``), measure the margin over the
+   heuristic; the best network is kept (``best.pt``) and the resume state saved.
+
+Why Deep Monte-Carlo rather than PPO (``training/ppo.py``): PPO self-play on the batched engine ended about
+0.3 points per deal behind the heuristic after 2.5M decisions; DMC's targets need no critic or advantage
+estimate, every learner decision is trained once, and the greedy argmax on Q is what the neural agent plays.
 
 Declarations (R3.2) are the heuristic's; doubling decisions (R6) are the heuristic's, or with probability
 ``double_prob`` a uniformly random legal double (varied doubling situations); neither is recorded.
@@ -46,7 +52,7 @@ from tqdm import tqdm
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE
-from barbu_env.nn import PolicyNet, save_checkpoint
+from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.encode import unpack_observations
@@ -74,6 +80,9 @@ class SelfPlayConfig(CommonConfig):
     overcome to change it."""
     bc_lr: float = 1e-3
     """Adam learning rate of the warm start."""
+    init: str = ""
+    """If set, a checkpoint file, or a folder holding ``<contract>.pt``, whose weights start the network (of the
+    same sizes) instead of the imitation warm start."""
     decisions: int = 2_000_000
     """Learner decisions trained by self-play per contract."""
     rollout: int = 16_384
@@ -86,6 +95,11 @@ class SelfPlayConfig(CommonConfig):
     """Adam learning rate."""
     epsilon: float = 0.05
     """Probability that a learner decision is a uniformly random legal move (exploration)."""
+    prior_coef: float = 0.1
+    """Weight, in self-play updates, of the cross-entropy of softmax(``bc_temp`` x Q) towards the compiled
+    heuristic's move in the learner's own states: a prior that keeps actions the learner has not tried below
+    the heuristic's (without it, Q-values of untried actions drift up and greedy play falls behind for a while,
+    measured on Trumps), while Monte-Carlo returns move the actions it did try (0 = pure Q regression)."""
     p_heuristic: float = 0.3
     """Probability that a seat of a self-play deal is the compiled heuristic."""
     p_snapshot: float = 0.2
@@ -210,7 +224,7 @@ class Collector:
         other = mask[:, DECLARE_BASE:].any(1)  # declarations and doubles: the heuristic's (or random doubles)
         apply_patch(bits, ~other, self.patch)
         use_heur = other | (role == HEURISTIC)
-        need_teacher = use_heur | (record_heuristic & (role == LEARNER))
+        need_teacher = use_heur | (role == LEARNER)  # the heuristic's move: the prior of the learner's updates
         teacher = env.heuristic_actions(need_teacher)
         actions[use_heur] = teacher[use_heur]
         rand_double = mask[:, DOUBLE_BASE:].any(1) & (self.rng.random(B) < self.double_prob)
@@ -247,8 +261,8 @@ class Collector:
 
     def take(self) -> dict[str, np.ndarray]:
         """The recorded decisions whose deal has ended: packed observation (bits, numeric), mask, action,
-        target (score / scale), teacher move (the heuristic's, or -1 where it was not asked); the others stay
-        pending."""
+        target (score / scale), the compiled heuristic's move in that state (the warm start's label, the
+        self-play prior), game key and seat; the others stay pending."""
         names = ("bits", "numeric", "mask", "action", "key", "seat", "teacher")
         if not self.pending:
             return {k: np.zeros(0) for k in names}
@@ -441,6 +455,20 @@ class Run:
             self.evaluate()
         self.save_state()
 
+    def initialise(self, path: str) -> None:
+        """Start from the weights of a checkpoint (``path``: the file, or a folder with ``<contract>.pt``)."""
+        p = Path(path) / f"{self.contract}.pt" if Path(path).is_dir() else Path(path)
+        net, ckpt = load_checkpoint(p)
+        if ckpt["contract"] != self.contract or tuple(ckpt["hidden"]) != tuple(self.cfg.hidden):
+            raise ValueError(f"init checkpoint {str(p)!r} plays {ckpt['contract']!r} with hidden {ckpt['hidden']}; "
+                             f"this run trains {self.contract!r} with hidden {list(self.cfg.hidden)}")  # fmt: skip
+        self.net.load_state_dict(net.state_dict())
+        self.bc_done = True
+        self.log({"init/from_checkpoint": 1.0})
+        if self.cfg.bc_eval:
+            self.evaluate()
+        self.save_state()
+
     def evaluate(self) -> dict[str, float]:
         """Duplicate margin over the heuristic on the selection boards; keep the best network."""
         cfg = self.cfg
@@ -473,7 +501,7 @@ class Run:
                 col.step(self.net, snap if self.pool else None, cfg.epsilon, record_heuristic=False)
             data = col.take()
             n = data["action"].shape[0]
-            stats = self.fit(data, cfg.update_epochs, 0.0, cfg.lr) if n else {}
+            stats = self.fit(data, cfg.update_epochs, cfg.prior_coef, cfg.lr) if n else {}
             self.decisions += n
             trained += n
             dt = time.time() - t0
@@ -506,7 +534,9 @@ def train(cfg: SelfPlayConfig, resume: bool = False) -> dict[str, Path]:
     out: dict[str, Path] = {}
     for contract in cfg.contracts:
         run = Run(cfg.for_contract(contract), contract, resume)
-        if run.cfg.bc_decisions and not run.bc_done:
+        if run.cfg.init and not run.bc_done:
+            run.initialise(run.cfg.init)
+        elif run.cfg.bc_decisions and not run.bc_done:
             run.imitation()
         run.selfplay()
         out[contract] = run.finish()
