@@ -248,6 +248,7 @@ def _training(name: str) -> ModuleType:
     except ImportError as e:
         raise NotInstalled(f"needs torch and the repository's training package (run from its root): {e}") from None
     torch.set_num_threads(1)
+    os.environ["TQDM_DISABLE"] = "1"  # the trainers' progress bars (read by each new bar)
     return module
 
 

@@ -134,6 +134,24 @@ def test_declared_deals_observed_as_the_fixed_contract(contract: str) -> None:
     assert steps >= 52
 
 
+def test_value_warmup_trains_the_value_head_only(tmp_path: Path) -> None:
+    """With ``baseline``, ``value_only`` fits V (its loss falls) and leaves the logits' layer unchanged; a full
+    update then moves the logits too."""
+    cfg = load_config(SelfPlayConfig, None, [f"out_dir={tmp_path}", "contracts=[no_queens]", "hidden=[16]",
+                                             "baseline=true", "minibatch=256"])  # fmt: skip
+    run = dmc_selfplay.Run(cfg, "no_queens", resume=False)
+    _, data = collect("no_queens", 120, heuristic_only=True)
+    before = run.net.policy.weight.detach().clone()
+    first = run.fit(data, 1, 0.0, 1e-2, value_only=True)["losses/value_mse"]
+    last = run.fit(data, 5, 0.0, 1e-2, value_only=True)["losses/value_mse"]
+    assert last < first
+    assert torch.equal(run.net.policy.weight, before)
+    stats = run.fit(data, 1, 1.0, 1e-3)
+    assert {"losses/q_mse", "losses/cross_entropy", "losses/value_mse"} <= stats.keys()
+    assert not torch.equal(run.net.policy.weight, before)
+    run.logger.tb.close()
+
+
 def test_config_rejects_unknown_keys(tmp_path: Path) -> None:
     p = tmp_path / "c.yaml"
     p.write_text("epsilonn: 0.1\n")

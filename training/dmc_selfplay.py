@@ -57,7 +57,7 @@ from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.encode import unpack_observations
 
-from .augment import action_map, obs_index, suit_permutations
+from .augment import action_index, action_map, obs_index, suit_permutations
 from .common import SEVEN, CommonConfig, Logger, finish_run, run_cli
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale
 
@@ -93,19 +93,19 @@ class SelfPlayConfig(CommonConfig):
     """Minibatch size."""
     lr: float = 3e-4
     """Adam learning rate."""
-    epsilon: float = 0.05
+    epsilon: float = 0.03
     """Probability that a learner decision is a uniformly random legal move (exploration)."""
     prior_coef: float = 0.1
     """Weight, in self-play updates, of the cross-entropy of softmax(``bc_temp`` x Q) towards the compiled
     heuristic's move in the learner's own states: a prior that keeps actions the learner has not tried below
     the heuristic's (without it, Q-values of untried actions drift up and greedy play falls behind for a while,
     measured on Trumps), while Monte-Carlo returns move the actions it did try (0 = pure Q regression)."""
-    p_heuristic: float = 0.3
+    p_heuristic: float = 0.6
     """Probability that a seat of a self-play deal is the compiled heuristic."""
-    p_snapshot: float = 0.2
+    p_snapshot: float = 0.1
     """Probability that a seat is a frozen snapshot of the learner (once the pool has one); the other seats
     are the learner (one seat at least)."""
-    snapshot_every: int = 200_000
+    snapshot_every: int = 250_000
     """Learner decisions between snapshots added to the pool."""
     pool_size: int = 5
     """Snapshots kept in the pool (oldest dropped); one is drawn per update round."""
@@ -113,6 +113,13 @@ class SelfPlayConfig(CommonConfig):
     """Relabel the suits of each minibatch at random (an exact symmetry: 24 relabellings, 6 with hearts fixed)."""
     eval_every: int = 250_000
     """Learner decisions between duplicate evaluations against the heuristic (model selection, resume state)."""
+    baseline: bool = False
+    """Q(s, a) = V(s) + logit(s, a): the value head, fit to the returns, is a baseline held fixed in the Q loss,
+    so the logits (what the agent plays) learn the return relative to the state's value (less variance); the
+    greedy move is the same argmax of the logits."""
+    value_warmup: int = 0
+    """With ``baseline`` and ``init``: learner decisions at the start of self-play that train the value head
+    alone (the logits of an initial checkpoint stay as they are until V is fit)."""
     bc_eval: bool = True
     """Also evaluate (and possibly keep) the network right after the warm start."""
     doubling: str = "off"
@@ -123,12 +130,6 @@ class SelfPlayConfig(CommonConfig):
 
 #: Contracts whose trump suit / start rank the declarer names (R3.2).
 FAMILIES = ("trumps", "fantan")
-
-
-def q_values(net: PolicyNet, obs: np.ndarray | torch.Tensor) -> torch.Tensor:
-    """Unmasked Q-values ``[n, 87]`` of ``net`` for observations ``obs``."""
-    x = torch.as_tensor(obs)
-    return net.policy(net.trunk(x))
 
 
 @torch.no_grad()
@@ -347,7 +348,8 @@ class Run:
         self.best, self.wall = -float("inf"), 0.0
         self.next_eval, self.next_snapshot = cfg.eval_every, cfg.snapshot_every
         perms = suit_permutations(contract) if cfg.augment else [(0, 1, 2, 3)]
-        self.gathers = [(torch.from_numpy(obs_index(p)), torch.from_numpy(action_map(p))) for p in perms]
+        self.gathers = [(torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)),
+                         torch.from_numpy(action_map(p))) for p in perms]  # fmt: skip
         state = self.dir / "state.pt"
         if resume and state.is_file():
             self._load_state(state)
@@ -393,12 +395,15 @@ class Run:
         return c
 
     # -- learning
-    def fit(self, data: dict[str, np.ndarray], epochs: int, bc_coef: float, lr: float) -> dict[str, float]:
-        """Minibatch MSE of Q(s, a) to the targets (+ ``bc_coef`` x cross-entropy towards the teacher's move),
-        a random suit relabelling per minibatch."""
+    def fit(self, data: dict[str, np.ndarray], epochs: int, bc_coef: float, lr: float,
+            value_only: bool = False) -> dict[str, float]:  # fmt: skip
+        """Minibatch MSE of Q(s, a) to the targets (+ ``bc_coef`` x cross-entropy of softmax(``bc_temp`` x logits)
+        over the legal actions towards the teacher's move), a random suit relabelling per minibatch. With
+        ``cfg.baseline`` Q(s, a) = V(s) + logit(s, a), V (the value head) fit to the targets and held fixed in
+        Q's loss; ``value_only`` trains V's own layer alone (the trunk and the logits stay as they are)."""
         cfg = self.cfg
         action, target = torch.from_numpy(data["action"]), torch.from_numpy(data["target"])
-        teacher = torch.from_numpy(data["teacher"])
+        teacher, mask = torch.from_numpy(data["teacher"]), torch.from_numpy(data["mask"])
         n = action.shape[0]
         for group in self.opt.param_groups:
             group["lr"] = lr
@@ -408,22 +413,33 @@ class Run:
             perm = torch.randperm(n)
             for i in range(0, n, cfg.minibatch):
                 j = perm[i : i + cfg.minibatch]
-                oi, am = self.gathers[int(torch.randint(len(self.gathers), (1,)))]
+                oi, ai, am = self.gathers[int(torch.randint(len(self.gathers), (1,)))]
                 jn = j.numpy()
                 obs = torch.from_numpy(unpack_observations(data["bits"][jn], data["numeric"][jn]))
-                q = q_values(self.net, obs[:, oi])
-                a = am[action[j]]
-                mse = ((q.gather(1, a[:, None]).squeeze(1) - target[j]) ** 2).mean()
-                loss = mse
-                if bc_coef:
-                    ce = torch.nn.functional.cross_entropy(cfg.bc_temp * q, am[teacher[j]])
-                    loss = mse + bc_coef * ce
-                    stats.setdefault("losses/cross_entropy", []).append(ce.item())
+                z = self.net.trunk(obs[:, oi])
+                logits = self.net.policy(z)
+                a, t = am[action[j]], target[j]
+                loss = torch.zeros(())
+                q = logits
+                if cfg.baseline:
+                    v = self.net.value(z.detach() if value_only else z).squeeze(-1)
+                    vloss = ((v - t) ** 2).mean()
+                    loss = loss + vloss
+                    q = logits + v.detach()[:, None]
+                    stats.setdefault("losses/value_mse", []).append(vloss.item())
+                if not value_only:
+                    mse = ((q.gather(1, a[:, None]).squeeze(1) - t) ** 2).mean()
+                    loss = loss + mse
+                    stats.setdefault("losses/q_mse", []).append(mse.item())
+                    if bc_coef:
+                        legal = torch.where(mask[j][:, ai].bool(), cfg.bc_temp * logits, -1e9)
+                        ce = torch.nn.functional.cross_entropy(legal, am[teacher[j]])
+                        loss = loss + bc_coef * ce
+                        stats.setdefault("losses/cross_entropy", []).append(ce.item())
                 self.opt.zero_grad()
                 loss.backward()
                 self.opt.step()
                 self.updates += 1
-                stats.setdefault("losses/q_mse", []).append(mse.item())
         self.net.eval()
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
@@ -501,7 +517,8 @@ class Run:
                 col.step(self.net, snap if self.pool else None, cfg.epsilon, record_heuristic=False)
             data = col.take()
             n = data["action"].shape[0]
-            stats = self.fit(data, cfg.update_epochs, cfg.prior_coef, cfg.lr) if n else {}
+            warm = cfg.baseline and self.decisions < cfg.value_warmup
+            stats = self.fit(data, cfg.update_epochs, cfg.prior_coef, cfg.lr, value_only=warm) if n else {}
             self.decisions += n
             trained += n
             dt = time.time() - t0
