@@ -9,16 +9,19 @@ For each contract, one network (:class:`barbu_env.nn.PolicyNet`, its policy head
 
 1. warm start: the compiled heuristic (``VectorDeals.heuristic_actions``) plays all four seats of
    ``num_games`` concurrent deals; the network fits Q(observation, heuristic's move) to the acting seat's
-   final deal score / |contract total| (MSE) plus ``bc_coef`` x the cross-entropy of softmax(``bc_temp`` x Q)
-   towards the heuristic's move, so that its greedy play starts as the heuristic's;
+   final deal score / |contract total| (MSE) plus ``bc_coef`` x the cross-entropy of softmax(``bc_temp`` x
+   logits) over the legal actions towards the heuristic's move, so that its greedy play starts near the
+   heuristic's (``init`` starts from a checkpoint instead);
 2. self-play: ``num_games`` deals stepped at once on :class:`barbu_env.vector.VectorDeals`; each seat of
    each deal is, per deal, the learner (greedy on Q, a uniformly random legal move with probability
    ``epsilon``; its decisions are recorded), a frozen snapshot of it, or the compiled heuristic. All
    learner (and snapshot) seats of a step share one batched forward pass. When a deal ends, each learner
    decision of it gets the acting seat's final score / |contract total| as its target (Monte-Carlo, no
-   bootstrapping); every ``rollout`` recorded decisions, the network is fit by MSE on Q(s, a taken) plus
-   ``prior_coef`` x the warm start's cross-entropy towards the heuristic's move in those states, one pass,
-   with a random suit permutation per minibatch (training/augment.py: an exact symmetry of the deal);
+   bootstrapping); every ``rollout`` recorded decisions, the network is fit by MSE on Q(s, a taken), with
+   Q(s, a) = V(s) + logit(s, a) (``baseline``: the value head, fit to the same returns, held fixed in Q's loss,
+   so the logits learn the return relative to the state's value), plus ``prior_coef`` x the warm start's
+   cross-entropy towards the heuristic's move in those states, one pass, with a random suit permutation per
+   minibatch (training/augment.py: an exact symmetry of the deal);
 3. every ``eval_every`` decisions, barbu-eval's duplicate boards (``barbu_env.evaluation.deal_board``, seed
    ``seed + 10000``) played on the batched engine, 1 greedy policy vs 3 compiled heuristic, seats rotated,
    doubling off (the numbers of ``barbu-eval --agents <policy> heuristic``), measure the margin over the
@@ -113,7 +116,7 @@ class SelfPlayConfig(CommonConfig):
     """Relabel the suits of each minibatch at random (an exact symmetry: 24 relabellings, 6 with hearts fixed)."""
     eval_every: int = 250_000
     """Learner decisions between duplicate evaluations against the heuristic (model selection, resume state)."""
-    baseline: bool = False
+    baseline: bool = True
     """Q(s, a) = V(s) + logit(s, a): the value head, fit to the returns, is a baseline held fixed in the Q loss,
     so the logits (what the agent plays) learn the return relative to the state's value (less variance); the
     greedy move is the same argmax of the logits."""
