@@ -39,16 +39,27 @@ chance nodes are not counted) per second:
   with the shipped ``checkpoints/`` folder (greedy, needs torch; one torch thread) as the first agent. These rows
   count **boards** (4 games each) per second, per-board numbers included.
 
+- ``train-dmc-rollouts`` / ``train-ppo-selfplay`` / ``train-ppo-vector`` / ``train-dmc-selfplay``: the trainers
+  of the repository's ``training`` package (run from its root; needs torch), No queens, default network
+  (256, 128), one torch thread, each for about ``--seconds``: rollout-labelled states of ``training.dmc``
+  (heuristic rollouts of every legal action on ``Deal`` objects, one process), PPO's learner decisions
+  collected and trained (``training.ppo``, ``SelfPlay`` on ``Deal`` objects / ``VectorSelfPlay``), and the
+  learner decisions of Deep Monte-Carlo self-play trained (``training.dmc_selfplay``: 1024 games on
+  ``VectorDeals``, collection and updates); the last one's note line gives every seat's decisions/s too.
+
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import os
 import random
 import time
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -57,10 +68,38 @@ if TYPE_CHECKING:
     from pettingzoo import AECEnv
 
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
-ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "env-king3", "env-king", "env-king5", "holdem",
-        "shimmy-hearts", "pyspiel-hearts", "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads",
-        "vector-4096-packed", "vector-4096-noobs", "heuristic-python", "heuristic-vector-4096", "pimc-python-16",
-        "pimc-16", "pimc-128", "eval-python", "eval-batched", "eval-nn-python", "eval-nn-batched")  # fmt: skip
+ROWS = (
+    "engine-off",
+    "engine-on",
+    "raw_env",
+    "env",
+    "raw_env-match",
+    "env-king3",
+    "env-king",
+    "env-king5",
+    "holdem",
+    "shimmy-hearts",
+    "pyspiel-hearts",
+    "vector-256",
+    "vector-1024",
+    "vector-4096",
+    "vector-4096-2threads",
+    "vector-4096-packed",
+    "vector-4096-noobs",
+    "heuristic-python",
+    "heuristic-vector-4096",
+    "pimc-python-16",
+    "pimc-16",
+    "pimc-128",
+    "eval-python",
+    "eval-batched",
+    "eval-nn-python",
+    "eval-nn-batched",
+    "train-dmc-rollouts",
+    "train-ppo-selfplay",
+    "train-ppo-vector",
+    "train-dmc-selfplay",
+)
 
 
 class NotInstalled(Exception):
@@ -308,6 +347,68 @@ def _evaluation(engine: str, first: str) -> Callable[[float], float]:
     return run
 
 
+def _training(name: str) -> ModuleType:
+    """``training.<name>`` with torch on one thread, or :class:`NotInstalled`."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"training.{name}")
+        import torch
+    except ImportError as e:
+        raise NotInstalled(f"needs torch and the repository's training package (run from its root): {e}") from None
+    torch.set_num_threads(1)
+    return module
+
+
+def _train_dmc_rollouts(seconds: float) -> float:
+    selfplay = _training("selfplay")
+    from .rules import Rules
+
+    n, k = 0, 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        n += len(selfplay.rollout_targets("no_queens", Rules(), 50, k, 0.3, 0.3, 0)[0])
+        k += 1
+    return n / (time.perf_counter() - t0)
+
+
+def _train_ppo(engine: str) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        import tempfile
+
+        ppo = _training("ppo")
+        per = 4096
+        with tempfile.TemporaryDirectory() as d:
+            cfg = ppo.TrainConfig(contracts=["no_queens"], out_dir=d, engine=engine, num_games=256,
+                                  bc_decisions=0, rollout_decisions=per, ppo_decisions=per, eval_boards=1,
+                                  eval_every=10**9)  # fmt: skip
+            run = ppo.Run(cfg, "no_queens", resume=False)
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < seconds:
+                run.ppo()
+                run.cfg = dataclasses.replace(run.cfg, ppo_decisions=run.decisions + per)
+            run.logger.tb.close()
+            return run.decisions / (time.perf_counter() - t0)
+
+    return run
+
+
+def _train_dmc_selfplay(seconds: float) -> float:
+    import tempfile
+
+    dmc = _training("dmc_selfplay")
+    with tempfile.TemporaryDirectory() as d:
+        cfg = dmc.SelfPlayConfig(contracts=["no_queens"], out_dir=d, bc_decisions=0, decisions=10**12,
+                                 eval_every=10**12, threads=1)  # fmt: skip
+        run = dmc.Run(cfg, "no_queens", resume=False)
+        run.selfplay(seconds=0.1)  # compile / load the kernels before timing
+        trained, played, dt = run.selfplay(seconds=seconds)
+        run.logger.tb.close()
+    print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s; learner decisions trained "
+          f"in updates of {cfg.rollout}, minibatch {cfg.minibatch})")  # fmt: skip
+    return trained / dt
+
+
 RUNNERS: dict[str, Callable[[float], float]] = {
     "engine-off": _engine("off"),
     "engine-on": _engine("classic"),
@@ -335,6 +436,10 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "eval-batched": _evaluation("batched", "heuristic"),
     "eval-nn-python": _evaluation("python", "checkpoints"),
     "eval-nn-batched": _evaluation("batched", "checkpoints"),
+    "train-dmc-rollouts": _train_dmc_rollouts,
+    "train-ppo-selfplay": _train_ppo("python"),
+    "train-ppo-vector": _train_ppo("vector"),
+    "train-dmc-selfplay": _train_dmc_selfplay,
 }
 #: (label, numerator row, denominator row, target ratio from the issue or None).
 RATIOS = (
@@ -356,6 +461,7 @@ RATIOS = (
     ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
     ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
     ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),
+    ("train-dmc-selfplay / ppo", "train-dmc-selfplay", "train-ppo-selfplay", None),
 )
 
 
@@ -368,7 +474,11 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
     print(f"{'row':18s} {'decisions/s':>14s}")
     for row in args.rows:
         try:
-            rate = RUNNERS[row](args.seconds)
+            if row.startswith("train-"):  # the trainers' progress bars go to stderr: keep the table readable
+                with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
+                    rate = RUNNERS[row](args.seconds)
+            else:
+                rate = RUNNERS[row](args.seconds)
         except NotInstalled as e:
             results[row] = None
             print(f"{row:18s} {'not installed':>14s}   ({e})")

@@ -15,14 +15,16 @@ from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E4
 from barbu_env.rules import Rules  # noqa: E402
 from training import dmc, ppo  # noqa: E402
 from training.common import load_config  # noqa: E402
+from training.dmc_selfplay import SelfPlayConfig  # noqa: E402
 from training.ppo import TrainConfig, tensors  # noqa: E402
 from training.selfplay import HEURISTIC, LEARNER, SelfPlay  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize(("name", "cls"), [("smoke", dmc.DMCConfig), ("default", dmc.DMCConfig),
-                                          ("full", dmc.DMCConfig), ("ppo", TrainConfig)])  # fmt: skip
+@pytest.mark.parametrize(("name", "cls"), [("smoke", dmc.DMCConfig), ("dmc", dmc.DMCConfig), ("full", dmc.DMCConfig),
+                                          ("ppo", TrainConfig), ("ppo_vector", TrainConfig),
+                                          ("default", SelfPlayConfig)])  # fmt: skip
 def test_shipped_configs_load(name: str, cls: type) -> None:
     cfg = load_config(cls, ROOT / "configs" / f"{name}.yaml")
     assert cfg.contracts

@@ -1,8 +1,8 @@
 """Deep Monte-Carlo Q-learning of each contract's card play, with heuristic rollouts (DouZero-style).
 
-    python -m training.dmc --config configs/default.yaml            # what `make train` runs
+    python -m training.dmc --config configs/dmc.yaml                # all seven contracts, 5.5 min
     python -m training.dmc --config configs/full.yaml               # the shipped checkpoints
-    python -m training.dmc --config configs/default.yaml --resume   # reuse generated data / state
+    python -m training.dmc --config configs/dmc.yaml --resume       # reuse generated data / state
 
 For each contract, one network (:class:`barbu_env.nn.PolicyNet`, its policy head read as Q-values):
 

@@ -1,8 +1,8 @@
 """Masked PPO self-play for the card play of each contract, after an imitation warm start (CleanRL style).
 
-    python -m training.ppo --config configs/default.yaml            # what `make train` runs
-    python -m training.ppo --config configs/full.yaml --set ppo_decisions=2000000
-    python -m training.ppo --config configs/default.yaml --resume   # continue an interrupted run
+    python -m training.ppo --config configs/ppo.yaml                # PPO on all seven contracts
+    python -m training.ppo --config configs/ppo.yaml --set ppo_decisions=2000000
+    python -m training.ppo --config configs/ppo.yaml --resume       # continue an interrupted run
     python -m training.ppo --config configs/ppo_vector.yaml         # PPO self-play on the batched engine
 
 For each contract of the config, one network (:class:`barbu_env.nn.PolicyNet`):

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ..agents import Agent, HeuristicAgent, RandomAgent
 from .boards import Board, Game, PlayFn, Seating, game_seed
 from .config import EvalConfig
+
+if TYPE_CHECKING:
+    from ..vector.duplicate import CardPolicy, Player
 
 #: ``engine`` values: ``auto`` (batched where possible), ``batched``, ``python`` (through ``barbu_env.env``).
 ENGINES = ("auto", "batched", "python")
@@ -47,7 +51,7 @@ class _GameSeeds:
         return game_seed(self.seed, self.board.contract_idx, self.board.index, self.seating, seat)
 
 
-def seat_player(agent: Agent) -> object | None:
+def seat_player(agent: Agent) -> Player | None:
     """What plays ``agent``'s seats in ``play_games``: ``"heuristic"``, ``"random"``, the agent itself (a greedy
     checkpoint agent whose fallback is one of those: a ``CardPolicy``), or None: no batched form."""
     if type(agent) is HeuristicAgent:
@@ -55,7 +59,7 @@ def seat_player(agent: Agent) -> object | None:
     if type(agent) is RandomAgent:
         return "random"
     if agent.name == "neural" and getattr(agent, "greedy", False) and agent.fallback_spec in ("heuristic", "random"):
-        return agent
+        return cast("CardPolicy", agent)
     return None
 
 
@@ -101,10 +105,12 @@ def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048) 
     from ..vector.duplicate import play_games
 
     rules = cfg.make_rules()
-    players = [seat_player(a) for a in agents]
-    for spec, p in zip(cfg.agents, players):
+    players: list[Player] = []
+    for spec, a in zip(cfg.agents, agents):
+        p = seat_player(a)
         if p is None:
             raise ValueError(f"agent {spec!r} has no batched form")
+        players.append(p)
     draws = any(p == "random" or getattr(p, "fallback_spec", None) == "random" for p in players)
 
     def play(boards: Sequence[Board], seats: Sequence[Seating]) -> Iterator[tuple[Board, list[Game]]]:

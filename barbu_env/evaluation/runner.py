@@ -67,21 +67,21 @@ class TableRunner:
             agent = env.agent_selection
             env.step(players[raw.agent_name_mapping[agent]].act(env, agent))
         if self.save_games is not None:
-            self._save(board, seating)
+            self._save(self.save_games, board, seating)
         if board.seed is None:
             return Game(seating, list(raw.deal.scores))
         m = raw.match
         records = [(rec.contract.split(":")[0], list(rec.scores)) for rec in m.records]
         return Game(seating, list(m.totals), len(m.records), list(m.winners or []), records)
 
-    def _save(self, board: Board, seating: Seating) -> None:
-        """Write the game's record to ``save_games/<contract or match>-b<board>-s<seating>.json``."""
+    def _save(self, folder: str, board: Board, seating: Seating) -> None:
+        """Write the game's record to ``folder/<contract or match>-b<board>-s<seating>.json``."""
         env = self.env
         env.players = [self.cfg.agents[seating[s]] for s in range(self.n)]
         env.record.players = env.players
         name = "match" if board.seed is not None else board.contract.replace(":", "_")
         k = "".join(map(str, seating))
-        env.save(os.path.join(self.save_games, f"{name}-b{board.index:05d}-s{k}.json"))
+        env.save(os.path.join(folder, f"{name}-b{board.index:05d}-s{k}.json"))
 
     def play_board(self, board: Board, seats: Sequence[Seating]) -> list[Game]:
         b, seed = board, self.cfg.seed

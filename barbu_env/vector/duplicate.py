@@ -16,7 +16,7 @@ deal scores (contract + settlement, R8.1), the ``Deal.scores`` of the same game 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -44,9 +44,17 @@ class CardPolicy(Protocol):
 Player = str | CardPolicy
 
 
-def play_games(rules: Rules | str | dict | None, hands: Sequence[object], declarers: Sequence[int],
-               contracts: Sequence[str], players: Sequence[Sequence[Player]],
-               seeds: Sequence[Sequence[int]] | None = None, batch: int = 1024) -> np.ndarray:  # fmt: skip
+class SeatSeeds(Protocol):
+    """One game's agent seeds by seat (a ``Sequence[int]`` or anything indexed by seat)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, seat: int, /) -> int: ...
+
+
+def play_games(rules: Rules | str | dict | None, hands: np.ndarray | Sequence[Sequence[Any]],
+               declarers: Sequence[int], contracts: Sequence[str], players: Sequence[Sequence[Player]],
+               seeds: Sequence[SeatSeeds] | None = None, batch: int = 1024) -> np.ndarray:  # fmt: skip
     """``int64 [G, 4]``: the deal scores of games ``i`` = deal ``hands[i]`` (4 card lists or masks), declared by
     ``declarers[i]`` in contract ``contracts[i]`` (fixed: no declaration), seat s played by ``players[i][s]`` (one
     of :data:`PLAYERS` or a :class:`CardPolicy`), a random seat (or a policy's random fallback) seeded with
@@ -91,7 +99,7 @@ def _kinds(i: int, row: Sequence[Player], policies: list[CardPolicy]) -> list[in
             continue
         j = next((j for j, q in enumerate(policies) if q is p), len(policies))
         if j == len(policies):
-            policies.append(p)  # type: ignore[arg-type]
+            policies.append(p)
         out.append(2 + j)
     return out
 
@@ -100,23 +108,23 @@ def _is_policy(p: object) -> bool:
     return callable(getattr(p, "card_actions", None)) and getattr(p, "fallback_spec", None) in PLAYERS
 
 
-def _masks(hands: Sequence[object], rules: Rules) -> np.ndarray:
+def _masks(hands: np.ndarray | Sequence[Sequence[Any]], rules: Rules) -> np.ndarray:
     """``uint64 [G, 4]`` hand masks from masks, card-id lists or card strings (VectorDeals checks the deal)."""
     if isinstance(hands, np.ndarray) and hands.dtype == np.uint64:
         return hands.reshape(-1, 4)
     out = np.zeros((len(hands), 4), np.uint64)
     for i, deal in enumerate(hands):
-        if all(isinstance(h, (int, np.integer)) for h in deal):  # type: ignore[union-attr]
-            out[i] = [int(h) for h in deal]  # type: ignore[union-attr]
-        elif all(not isinstance(h, str) and all(isinstance(c, (int, np.integer)) for c in h) for h in deal):  # type: ignore[union-attr]
-            out[i] = [sum(1 << int(c) for c in h) for h in deal]  # type: ignore[union-attr]
+        if all(isinstance(h, (int, np.integer)) for h in deal):
+            out[i] = [int(h) for h in deal]
+        elif all(not isinstance(h, str) and all(isinstance(c, (int, np.integer)) for c in h) for h in deal):
+            out[i] = [sum(1 << int(c) for c in h) for h in deal]
         else:
-            out[i] = validate_hands(deal, rules)  # type: ignore[arg-type]
+            out[i] = validate_hands(deal, rules)
     return out
 
 
 def _play_contract(rules: Rules, contract: str, hands: np.ndarray, declarers: list[int], kind: np.ndarray,
-                   policies: list[CardPolicy], seeds: list[Sequence[int]] | None,
+                   policies: list[CardPolicy], seeds: list[SeatSeeds] | None,
                    batch: int) -> np.ndarray:  # fmt: skip
     """:func:`play_games` for games of one contract text (``kind``: 0 heuristic, 1 random, 2 + j ``policies[j]``)."""
     n = len(declarers)
@@ -157,7 +165,9 @@ def _play_contract(rules: Rules, contract: str, hands: np.ndarray, declarers: li
                                            counts.tolist()):  # fmt: skip
                 rng = rngs.get((b, s))
                 if rng is None:
-                    rng = rngs[b, s] = np.random.default_rng(int(seeds[b][s]))  # type: ignore[index]
+                    if seeds is None:
+                        raise ValueError("random players need seeds (seeds[i][s] for the random seat s of game i)")
+                    rng = rngs[b, s] = np.random.default_rng(int(seeds[b][s]))
                 actions[g] = legal[k + rng.integers(n_legal)]
         rewards, done = v.step(actions)
         ended = np.flatnonzero(done)
