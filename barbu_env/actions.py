@@ -12,13 +12,21 @@ ids          count      meaning
 79..86       8          ``"double:<targets>"``, targets relative to the acting player (R1.3):
                         none, left, across, right, left+across, left+right, across+right,
                         left+across+right
+87           1          ``"declare:anti_salad"`` (R10.3), only under rules with a positive salad:
+                        :func:`num_actions` is then 88
 ===========  =========  =====================================================================
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .cards import NUM_CARDS, RANKS, SUITS, format_card, parse_card
+from .contracts import ANTI_SALAD as _ANTI_SALAD_NAME
 from .contracts import CONTRACT_NAMES
+
+if TYPE_CHECKING:
+    from .rules import Rules
 
 PASS = 52
 #: Contracts declared without a parameter, in action order (Barbu King's last two: R11).
@@ -30,7 +38,9 @@ DOUBLE_BASE = FANTAN_BASE + 13  # 79
 #: Doubling subsets as bitmasks of relative seats (bit 0 = left, 1 = across, 2 = right).
 DOUBLE_SUBSETS: tuple[int, ...] = (0b000, 0b001, 0b010, 0b100, 0b011, 0b101, 0b110, 0b111)
 DOUBLE_OF_SUBSET: dict[int, int] = {m: DOUBLE_BASE + i for i, m in enumerate(DOUBLE_SUBSETS)}
-NUM_ACTIONS = DOUBLE_BASE + len(DOUBLE_SUBSETS)  # 87
+NUM_ACTIONS = DOUBLE_BASE + len(DOUBLE_SUBSETS)  # 87: the ids of every rule set without ``anti_salad``
+#: R10.3: the declaration of ``anti_salad``, the one id past :data:`NUM_ACTIONS`.
+ANTI_SALAD = NUM_ACTIONS
 RELATIVE_NAMES = ("left", "across", "right")
 
 
@@ -47,7 +57,11 @@ def contract_name(action: int) -> str:
         return "trumps:" + SUITS[action - TRUMPS_BASE]
     if FANTAN_BASE <= action < DOUBLE_BASE:
         return "fantan:" + RANKS[action - FANTAN_BASE]
-    raise ValueError(f"action {action!r} is not a declaration (ids {DECLARE_BASE}..{DOUBLE_BASE - 1})")
+    if action == ANTI_SALAD:
+        return _ANTI_SALAD_NAME
+    raise ValueError(
+        f"action {action!r} is not a declaration (ids {DECLARE_BASE}..{DOUBLE_BASE - 1} and {ANTI_SALAD})"
+    )
 
 
 _NAMES: list[str] = (
@@ -55,19 +69,26 @@ _NAMES: list[str] = (
     + ["pass"]
     + ["declare:" + contract_name(a) for a in range(DECLARE_BASE, DOUBLE_BASE)]
     + ["double:" + _subset_name(m) for m in DOUBLE_SUBSETS]
+    + ["declare:" + _ANTI_SALAD_NAME]
 )
 _IDS: dict[str, int] = {n: i for i, n in enumerate(_NAMES)}
 
 
+def num_actions(rules: Rules) -> int:
+    """Size of the action space under ``rules``: :data:`NUM_ACTIONS`, one more with ``anti_salad`` (R10.3)."""
+    return NUM_ACTIONS + 1 if "salad" in rules.positive else NUM_ACTIONS
+
+
 def action_name(action: int) -> str:
     """Name of an action id, e.g. ``12 -> "AC"``, ``79 -> "double:none"``."""
-    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+    top = len(_NAMES)
+    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < top:
         try:
             a = int(action)  # numpy integers
         except (TypeError, ValueError):
             a = -1
-        if a != action or not 0 <= a < NUM_ACTIONS:
-            raise ValueError(f"bad action {action!r}: expected an int in 0..{NUM_ACTIONS - 1}")
+        if a != action or not 0 <= a < top:
+            raise ValueError(f"bad action {action!r}: expected an int in 0..{top - 1}")
         action = a
     return _NAMES[action]
 
@@ -107,6 +128,8 @@ def declare_id(contract: str) -> int:
     low = text.lower()
     if low in PLAIN_CONTRACTS:
         return DECLARE_BASE + PLAIN_CONTRACTS.index(low)
+    if low == _ANTI_SALAD_NAME:
+        return ANTI_SALAD
     head, _, param = low.partition(":")
     if head == "trumps" and len(param) == 1 and param.upper() in SUITS:
         return TRUMPS_BASE + SUITS.index(param.upper())
@@ -115,7 +138,7 @@ def declare_id(contract: str) -> int:
         if len(p) == 1 and p in RANKS:
             return FANTAN_BASE + RANKS.index(p)
     raise ValueError(
-        f"unknown contract {contract!r}: expected one of {list(PLAIN_CONTRACTS)}, 'trumps:C|D|H|S' or "
+        f"unknown contract {contract!r}: expected one of {[*PLAIN_CONTRACTS, _ANTI_SALAD_NAME]}, 'trumps:C|D|H|S' or "
         "'fantan:2..9|T|J|Q|K|A'"
     )
 

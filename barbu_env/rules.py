@@ -6,7 +6,9 @@ with :func:`load_rules`; unknown keys and values are errors that list the valid 
 
 Barbu King (R11) is the same engine with ``game="king"``: its contracts are rows of the same table
 (:mod:`barbu_env.contracts`) and its schedule is data (:class:`barbu_env.engine.Match`); ``players``
-(3, 4 or 5, R11.4), ``short`` and ``choose`` (R11.3) apply to it only.
+(3, 4 or 5, R11.4), ``short`` and ``choose`` (R11.3) apply to it only. ``positive`` (R10.3) negates
+some negative contracts of classic Barbu; with a positive salad the negative one is played too, as
+``anti_salad``.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ PLAYER_COUNTS = (3, 4, 5)
 KING_BOOL_OPTIONS = ("short", "choose")
 #: Options that Barbu King (R11) does not have: (name, the only value allowed with ``game="king"``).
 _NOT_IN_KING = (("ravage_city", False), ("salad", False), ("scoring", "classic"), ("doubling", "off"),
-                ("undoubled_negative", "play"))  # fmt: skip
+                ("undoubled_negative", "play"), ("positive", ()))  # fmt: skip
+#: R10.3: the negative contracts that option ``positive`` may negate, in table order.
+POSITIVE_CHOICES: tuple[str, ...] = ("no_tricks", "no_hearts", "no_queens", "salad")
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class Rules:
     players: int = 4  # R1.3 / R11.4: number of seats; 3 or 5 only with game="king"
     short: bool = False  # R11.3: King with deals 1-5 only (no Take tricks, No first or last, Domino)
     choose: bool = False  # R11.3: King where the dealer is declarer and chooses each contract once
+    positive: tuple[str, ...] = ()  # R10.3: negative contracts played with every point negated
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -87,12 +92,32 @@ class Rules:
             object.__setattr__(self, "players", int(players))  # numpy integers are ints
         else:
             raise ValueError(f"bad value {players!r} for rule option 'players': expected an int in {PLAYER_COUNTS}")
+        self._check_positive()
         self._check_game()
         if self.undoubled_negative == "split" and self.doubling == "off":
             raise ValueError(
                 "undoubled_negative='split' needs a doubling phase: with doubling='off' no negative "
                 "deal could ever be played (use undoubled_negative='play')"
             )
+
+    def _check_positive(self) -> None:
+        """R10.3: ``positive`` is a list of distinct :data:`POSITIVE_CHOICES`, stored as a tuple in table order."""
+        value = self.positive
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise ValueError(
+                f"bad value {value!r} for rule option 'positive': expected a list of contract names from "
+                f"{list(POSITIVE_CHOICES)}"
+            )
+        for name in value:
+            if not (isinstance(name, str) and name in POSITIVE_CHOICES):
+                raise ValueError(
+                    f"bad contract {name!r} in rule option 'positive': expected names from {list(POSITIVE_CHOICES)}"
+                )
+        if len(set(value)) != len(value):
+            raise ValueError(f"rule option 'positive' names a contract twice: {list(value)}")
+        if "salad" in value and not self.salad:
+            raise ValueError("positive=['salad', ...] needs salad=True: the salad is played only with option salad (R10.3)")
+        object.__setattr__(self, "positive", tuple(n for n in POSITIVE_CHOICES if n in value))
 
     def _check_game(self) -> None:
         """R11: the game, its player count and its options; King excludes Barbu-only options."""
@@ -184,6 +209,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "king_choose": {"game": "king", "doubling": "off", "choose": True},
     "king3": {"game": "king", "doubling": "off", "players": 3},
     "king5": {"game": "king", "doubling": "off", "players": 5},
+    "positive1": {"salad": True, "positive": ("no_tricks", "salad")},
+    "positive2": {"salad": True, "positive": ("no_tricks", "no_hearts", "salad")},
+    "positive3": {"salad": True, "positive": ("no_tricks", "no_hearts", "no_queens", "salad")},
 }
 
 

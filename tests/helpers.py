@@ -138,7 +138,7 @@ def ref_legal_cards(deal: Deal) -> set[int]:
     suit = lambda cs, s: {c for c in cs if c // 13 == s}  # noqa: E731
     if not current:  # leading
         cand = set(hand)
-        if name in ("no_hearts", "no_king", "salad") and rules.hearts_lead != "free":
+        if name in ("no_hearts", "no_king", "salad", "anti_salad") and rules.hearts_lead != "free":
             may_lead_heart = not (hand - suit(hand, H)) or (
                 rules.hearts_lead == "until_broken" and hearts_broken_before(tricks)
             )
@@ -218,9 +218,15 @@ def table_of(rules: Rules) -> dict:
 
 
 def ref_contract_scores(deal: Deal) -> list[int]:
-    """Contract scores of a finished deal recomputed from its history (R4, R7.4, R9.1, R10)."""
-    t = table_of(deal.rules)
+    """Contract scores of a finished deal recomputed from its history (R4, R7.4, R9.1, R10); a contract of
+    option ``positive`` scores the negated points, ``anti_salad`` as the negative salad (R10.3)."""
     name = deal.contract.name
+    sign = -1 if name in deal.rules.positive else 1
+    return [sign * x for x in _ref_scores(deal, "salad" if name == "anti_salad" else name)]
+
+
+def _ref_scores(deal: Deal, name: str) -> list[int]:
+    t = table_of(deal.rules)
     if name == "fantan":
         order = []
         left = [deal.rules.hand_size] * 4
@@ -269,7 +275,12 @@ def ref_contract_scores(deal: Deal) -> list[int]:
 
 
 def expected_total(name: str, rules: Rules) -> int:
-    """The contract total of R4 / R9 / R10 tables (E5), written out per preset."""
+    """The contract total of R4 / R9 / R10 tables (E5), written out per preset; R10.3 negates those of
+    ``positive``, and ``anti_salad`` totals as the negative salad."""
+    if name in rules.positive:
+        return -expected_total(name, rules.replace(positive=()))
+    if name == "anti_salad":
+        name = "salad"
     t = table_of(rules)
     n = rules.hand_size
     hearts = 13 if n == 13 else 8  # hearts in the deck

@@ -44,6 +44,10 @@ OPTION_SETS: list[dict] = [
     {"scoring": "basic52", "salad": True},
     {"scoring": "basic32", "ravage_city": True, "overtrump": "yes"},
     {"scoring": "basic32", "king_discard": "forced", "hearts_lead": "until_broken", "salad": True},
+    {"salad": True, "positive": ("no_tricks", "salad")},  # R10.3, the three presets
+    {"salad": True, "positive": ("no_tricks", "no_hearts", "salad"), "undoubled_negative": "split"},
+    {"salad": True, "positive": ("no_tricks", "no_hearts", "no_queens", "salad"), "scoring": "basic52"},
+    {"positive": ("no_queens",), "doubling": "declarer_only"},
 ]
 DEALS_PER_CONTRACT = 6
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..actions import (
+    ANTI_SALAD,
     DECLARE_BASE,
     DOUBLE_BASE,
     DOUBLE_SUBSETS,
@@ -48,6 +49,7 @@ from ..cards import (
     format_card,
     parse_cards,
 )
+from ..contracts import ANTI_SALAD as ANTI_SALAD_NAME
 from ..contracts import FANTAN, Contract, contract_table, ravage_scores
 from ..rules import Rules
 from .doubling import REL_TO_ABS, legal_double_ids, settlement, split_scores
@@ -118,6 +120,8 @@ def _parse_contract(text: str | int) -> tuple[str, int, int]:
         return "fantan", -1, a - FANTAN_BASE
     if DECLARE_BASE <= a < TRUMPS_BASE:
         return PLAIN_CONTRACTS[a - DECLARE_BASE], -1, -1
+    if a == ANTI_SALAD:
+        return contract_name(a), -1, -1
     raise ValueError(f"action {a} is not a declaration")
 
 
@@ -712,6 +716,8 @@ class Deal:
                 out.extend(range(TRUMPS_BASE, TRUMPS_BASE + 4))
             elif name == "fantan":
                 out.extend(FANTAN_BASE + r for r in range(13) if self.deck & RANK_MASK[r])
+            elif name == ANTI_SALAD_NAME:
+                out.append(ANTI_SALAD)
             else:
                 out.append(DECLARE_BASE + PLAIN_CONTRACTS.index(name))
         return sorted(out)
