@@ -142,7 +142,9 @@ def _contract_table(rules: Rules) -> dict[str, Contract]:
             table.append(replace(salad, name=ANTI_SALAD))
     table = [negated(c) if c.name in rules.positive else c for c in table]
     table.append(Contract("trumps", positive=True, trumps=True, per_trick=t["trump"]))
-    table.append(Contract("fantan", play=FANTAN, positive=True, fantan_points=t["fantan"]))
+    # R12.4: first, second and third as in the table, every later place the fourth-place value
+    fantan = tuple(t["fantan"][min(place, 3)] for place in range(rules.players))
+    table.append(Contract("fantan", play=FANTAN, positive=True, fantan_points=fantan))
     return {c.name: c for c in table}
 
 
@@ -195,4 +197,3 @@ def ravage_scores(captured: list[int], penalty: int) -> list[int]:
     losers = [i for i, c in enumerate(counts) if c == top]
     share = penalty // len(losers)
     return [share if i in losers else 0 for i in range(len(captured))]
-

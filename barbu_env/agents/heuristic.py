@@ -123,7 +123,7 @@ def _negative_card(d: Deal, seat: int, m: int) -> int:
             vals = _negated(vals)
     # cost of taking a trick (positive numbers = points lost), now and on average later
     base_now = -(per_trick + pos[tno] + ravage)
-    future_pos = -sum(pos[tno + 1:]) - (per_trick + ravage) * (remaining - 1)
+    future_pos = -sum(pos[tno + 1 :]) - (per_trick + ravage) * (remaining - 1)
     pen_left = 0
     if vals is not _ZERO52:
         for c in mask_to_list(unseen | hand):
@@ -316,7 +316,7 @@ def _fantan_card(d: Deal, seat: int, m: int) -> int:
         if score > best_score:
             best_c, best_score = c, score
     if d.rules.fantan_pass == "free" and best_score < -1.5 and hand.bit_count() > 2:
-        recent = d.history[-(d.n - 1):]
+        recent = d.history[-(d.n - 1) :]
         if len(recent) < d.n - 1 or any(a != PASS for _, a in recent):  # never stall the table
             return PASS
     return best_c
