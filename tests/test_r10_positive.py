@@ -104,7 +104,7 @@ def test_r10_3_anti_salad_action() -> None:
     assert "declare:anti_salad" in legal_names(deal) and "declare:salad" in legal_names(deal)
     deal.apply(ANTI_SALAD)
     assert deal.contract.name == "anti_salad" and not deal.contract.positive
-    with pytest.raises(ValueError, match="anti_salad.*not played under these rules"):
+    with pytest.raises(ValueError, match=r"anti_salad.*not played under these rules"):
         Deal.random(np.random.default_rng(0), 0, "anti_salad", Rules(salad=True))
 
 

@@ -28,7 +28,6 @@ from ..actions import (
     DECLARE_BASE,
     DOUBLE_BASE,
     FANTAN_BASE,
-    NUM_ACTIONS,
     PASS,
     PLAIN_CONTRACTS,
     TRUMPS_BASE,
