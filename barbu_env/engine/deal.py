@@ -146,7 +146,10 @@ def validate_hands(hands: Any, rules: Rules) -> list[int]:
         m = 0
         for c in cards:
             if not deck >> c & 1:
-                raise ValueError(f"card {format_card(c)} (seat {seat}) is not in the {rules.deck_size}-card deck")
+                raise ValueError(
+                    f"card {format_card(c)} (seat {seat}) is not in the {rules.deck_size}-card deck of these rules "
+                    f"(R10.1 deck, cards removed for {rules.players} players by R11.4 / R12.1)"
+                )
             if c in seen:
                 raise ValueError(f"card {format_card(c)} is dealt twice (seats {seen[c]} and {seat})")
             seen[c] = seat
