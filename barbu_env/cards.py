@@ -59,7 +59,9 @@ def parse_card(token: str) -> int:
     """Card id of a text card such as ``"QS"``, ``"TD"`` or ``"10D"`` (R1.2), case-insensitive."""
     t = token.strip().upper()
     if len(t) < 2 or t[-1] not in SUITS:
-        raise ValueError(f"bad card {token!r}: expected rank (2..9, T or 10, J, Q, K, A) then suit (C, D, H, S)")
+        raise ValueError(
+            f"bad card {token!r}: expected rank (2..9, T or 10, J, Q, K, A) then suit (C, D, H, S)"
+        )
     try:
         rank = parse_rank(t[:-1])
     except ValueError:

@@ -189,8 +189,8 @@ def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
     high = np.ones(OBS_SIZE, np.float32)
     for name, _, lo, hi in NUM_BLOCKS:
         off, size = BLOCKS[name]
-        low[off : off + size] = lo
-        high[off : off + size] = hi
+        low[off:off + size] = lo
+        high[off:off + size] = hi
     return low, high
 
 
@@ -407,7 +407,7 @@ _unpack, _frombuffer, _concat, _U8, _F32 = np.unpackbits, np.frombuffer, np.conc
 def block(obs: np.ndarray, name: str) -> np.ndarray:
     """The entries of block ``name`` of an observation (a view), e.g. ``block(obs, "hand")``."""
     off, size = BLOCKS[name]
-    return obs[..., off : off + size]
+    return obs[..., off:off + size]
 
 
 # ================================================================================= any layout (King, n seats)
@@ -450,8 +450,8 @@ class Layout:
         high = np.ones(self.size, np.float32)
         for name, _, lo, hi in self.num_blocks:
             off, size = self.blocks[name]
-            low[off : off + size] = lo
-            high[off : off + size] = hi
+            low[off:off + size] = lo
+            high[off:off + size] = hi
         return low, high
 
 
@@ -519,7 +519,7 @@ def encode_any(deal: Deal, seat: int, match: Match | None = None, out: np.ndarra
     def cards(name: str, mask: int, row: int = 0) -> None:
         if mask:
             off = at(name) + CARDS * row
-            o[off : off + CARDS] = _card_bits(mask)
+            o[off:off + CARDS] = _card_bits(mask)
 
     def one(name: str, index: int) -> None:
         if name in blocks:
@@ -609,7 +609,7 @@ def encode_any(deal: Deal, seat: int, match: Match | None = None, out: np.ndarra
 def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
     """The entries of block ``name`` of an observation under ``rules`` (a view); see :func:`block`."""
     off, size = layout(rules).blocks[name]
-    return obs[..., off : off + size]
+    return obs[..., off:off + size]
 
 
 __all__ = [

@@ -30,11 +30,15 @@ def render_text(deal: Deal, match: Match | None = None, hands: str = "current", 
     if match is not None and deal.rules.king and not match.is_over:
         dealer = f"dealer P{match.dealer_of(match.deal_no)}   "  # R11.1: the declarer is on its left
     lines.append(f"{dealer}declarer P{deal.declarer}   contract {contract}   phase {Phase(deal.phase).name.lower()}")
-    doubled = [f"P{s}→P{t}" for s in range(n) for t in range(n) if deal.doubles[s] >> t & 1]
+    doubled = [
+        f"P{s}→P{t}" for s in range(n) for t in range(n) if deal.doubles[s] >> t & 1
+    ]
     if doubled:
         lines.append("doubles: " + " ".join(doubled))
     if deal.trick:
-        trick = " ".join(f"P{(deal.leader + k) % n}:{format_card(c, symbols)}" for k, c in enumerate(deal.trick))
+        trick = " ".join(
+            f"P{(deal.leader + k) % n}:{format_card(c, symbols)}" for k, c in enumerate(deal.trick)
+        )
         lines.append(f"trick {deal.trick_no + 1}: {trick}")
     elif deal.last_trick is not None:
         leader, cards, winner = deal.last_trick

@@ -269,6 +269,7 @@ def test_copies_mid_deal_keep_their_own_copy(how, monkeypatch):
     assert e._lazy is not None and len(e.deal.history) == 10
 
 
+
 def _finish(e) -> list[float]:
     """Play the rest of the deal with each seat's first legal action; the rewards of its last step."""
     while not all(e.terminations.values()):
@@ -293,9 +294,7 @@ def test_unpickled_in_a_fresh_process_steps(tmp_path):
     assert e._lazy is not None
     path = tmp_path / "env.pkl"
     path.write_bytes(pickle.dumps(e))
-    code = (
-        f"import pickle, numpy as np\n{inspect.getsource(_finish)}\n"
-        f"e = pickle.loads(open({str(path)!r}, 'rb').read())\nprint(repr(_finish(e)), e._lazy is not None)\n"
-    )
+    code = (f"import pickle, numpy as np\n{inspect.getsource(_finish)}\n"
+            f"e = pickle.loads(open({str(path)!r}, 'rb').read())\nprint(repr(_finish(e)), e._lazy is not None)\n")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     assert ast.literal_eval(" ".join(out[:-1])) == _finish(e) and out[-1] == "True"

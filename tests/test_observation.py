@@ -213,10 +213,8 @@ def test_seat_relative_view():
         played = ob.block(o, "played").reshape(4, 52)
         assert played[(2 - seat) % 4, parse_cards("2H")[0]] == 1 and played.sum() == 1
         assert ob.block(o, "to_move")[(3 - seat) % 4] == 1
-        assert np.array_equal(
-            ob.block(o, "hand").nonzero()[0],
-            parse_cards(hands[seat]) if seat != 2 else sorted(set(parse_cards(hands[2])) - {parse_cards("2H")[0]}),
-        )
+        assert np.array_equal(ob.block(o, "hand").nonzero()[0], parse_cards(hands[seat]) if seat != 2 else
+                              sorted(set(parse_cards(hands[2])) - {parse_cards("2H")[0]}))
     # seats 0, 1 and 3 are void in hearts from everyone's view once seat 2 ... they hold no hearts (R5.1)
     o = ob.encode(deal, 0)
     assert ob.block(o, "void").reshape(4, 4)[0].tolist() == [0, 1, 1, 1]

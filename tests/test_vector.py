@@ -291,14 +291,8 @@ def test_deal_stream():
         assert (np.bitwise_count(hands) == hand).all()
         some, _ = deal_stream(key, np.array([17, 3]), ids, hand)
         np.testing.assert_array_equal(some, hands[[17, 3]])
-    assert (
-        not (
-            deal_stream(stream_key(4), np.arange(50), np.arange(52), 13)[0]
-            == deal_stream(key, np.arange(50), np.arange(52), 13)[0]
-        )
-        .all(axis=1)
-        .any()
-    )
+    assert not (deal_stream(stream_key(4), np.arange(50), np.arange(52), 13)[0] == deal_stream(
+        key, np.arange(50), np.arange(52), 13)[0]).all(axis=1).any()
     hands, decl = deal_stream(key, np.arange(20000), np.arange(52), 13)
     share = np.stack([(hands[:, s, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1) for s in range(4)]).mean(1)
     assert np.abs(share - 0.25).max() < 0.015  # 20000 deals: one standard deviation is about 0.003

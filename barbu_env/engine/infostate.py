@@ -117,7 +117,9 @@ def weighted_order(rng: np.random.Generator, weights: list[float]) -> list[int]:
     return found
 
 
-def sample_hidden(deal: Deal, seat: int, rng: np.random.Generator, hand_sizes: tuple[int, ...] | None = None) -> Deal:
+def sample_hidden(
+    deal: Deal, seat: int, rng: np.random.Generator, hand_sizes: tuple[int, ...] | None = None
+) -> Deal:
     """A clone of ``deal`` whose other seats' hands are re-dealt consistently with what ``seat`` knows.
 
     Uses only ``seat``'s information (own hand, hand sizes, played cards, ``excluded``); the other
