@@ -225,6 +225,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "king_choose": {"game": "king", "doubling": "off", "choose": True},
     "king3": {"game": "king", "doubling": "off", "players": 3},
     "king5": {"game": "king", "doubling": "off", "players": 5},
+    "classic3": {"players": 3},
+    "classic5": {"players": 5},
     "positive1": {"salad": True, "positive": ("no_tricks", "salad")},
     "positive2": {"salad": True, "positive": ("no_tricks", "no_hearts", "salad")},
     "positive3": {"salad": True, "positive": ("no_tricks", "no_hearts", "no_queens", "salad")},
