@@ -9,6 +9,8 @@ chance nodes are not counted) per second:
   round-robin through ``reset(options={"contract": ...})``, classic doubling; the standard AEC loop,
   observing the acting agent every step (``env.last()``) and picking from ``obs["action_mask"]``.
 - ``raw_env-match``: ``raw_env()`` in match mode (declaration and doubling included).
+- ``env-king3`` / ``env-king`` / ``env-king5``: ``env(mode="deal")`` under Barbu King for 3, 4 and 5 players
+  (``rules="king3"``, ``"king"``, ``"king5"``; the declarer chooses among all King contracts).
 - ``holdem``: PettingZoo ``texas_holdem_v4`` (needs ``rlcard``), same loop.
 - ``shimmy-hearts``: OpenSpiel ``hearts`` through Shimmy's ``OpenSpielCompatibilityV0``, same loop.
 - ``pyspiel-hearts``: OpenSpiel ``hearts`` driven directly (``legal_actions`` / ``apply_action``,
@@ -45,10 +47,10 @@ from collections.abc import Callable
 import numpy as np
 
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
-ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "holdem", "shimmy-hearts", "pyspiel-hearts",
-        "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads", "vector-4096-packed",
-        "vector-4096-noobs", "heuristic-python", "heuristic-vector-4096", "pimc-python-16", "pimc-16",
-        "pimc-128")  # fmt: skip
+ROWS = ("engine-off", "engine-on", "raw_env", "env", "raw_env-match", "env-king3", "env-king", "env-king5", "holdem",
+        "shimmy-hearts", "pyspiel-hearts", "vector-256", "vector-1024", "vector-4096", "vector-4096-2threads",
+        "vector-4096-packed", "vector-4096-noobs", "heuristic-python", "heuristic-vector-4096", "pimc-python-16",
+        "pimc-16", "pimc-128")  # fmt: skip
 
 
 class NotInstalled(Exception):
@@ -98,13 +100,13 @@ def _aec_loop(make_env: Callable[[], object], seconds: float, reset_options: Cal
     return n / (time.perf_counter() - t0)
 
 
-def _barbu_env(wrapped: bool, mode: str) -> Callable[[float], float]:
+def _barbu_env(wrapped: bool, mode: str, rules: str | None = None) -> Callable[[float], float]:
     def run(seconds: float) -> float:
         from . import env, raw_env
 
         make = env if wrapped else raw_env
-        options = (lambda k: {"contract": CONTRACTS[k % 7]}) if mode == "deal" else None
-        return _aec_loop(lambda: make(mode=mode), seconds, options)
+        options = (lambda k: {"contract": CONTRACTS[k % 7]}) if mode == "deal" and rules is None else None
+        return _aec_loop(lambda: make(mode=mode, rules=rules), seconds, options)
 
     return run
 
@@ -264,6 +266,9 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "raw_env": _barbu_env(False, "deal"),
     "env": _barbu_env(True, "deal"),
     "raw_env-match": _barbu_env(False, "match"),
+    "env-king3": _barbu_env(True, "deal", "king3"),
+    "env-king": _barbu_env(True, "deal", "king"),
+    "env-king5": _barbu_env(True, "deal", "king5"),
     "holdem": _holdem,
     "shimmy-hearts": _shimmy_hearts,
     "pyspiel-hearts": _pyspiel_hearts,
@@ -283,6 +288,10 @@ RUNNERS: dict[str, Callable[[float], float]] = {
 RATIOS = (
     ("env / shimmy-hearts", "env", "shimmy-hearts", 30.0),
     ("raw_env / pyspiel-hearts", "raw_env", "pyspiel-hearts", 0.4),
+    ("raw_env-match / raw_env", "raw_env-match", "raw_env", 0.8),
+    ("env-king3 / env", "env-king3", "env", 0.5),
+    ("env-king / env", "env-king", "env", 0.5),
+    ("env-king5 / env", "env-king5", "env", 0.5),
     ("engine-off / pyspiel-hearts", "engine-off", "pyspiel-hearts", 1.5),
     ("engine-on / pyspiel-hearts", "engine-on", "pyspiel-hearts", 1.5),
     ("vector-256 / pyspiel-hearts", "vector-256", "pyspiel-hearts", 8.0),

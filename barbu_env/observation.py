@@ -72,18 +72,17 @@ king                3       ``short``, ``choose`` (R11.3), and 1 for Barbu King 
 Sizes: 951 entries for 3 players, 1186 for 4, 1427 for 5 (a test checks the blocks).
 In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come
 (R11.2) and ``available`` the contract of this deal. :func:`layout` of classic rules is exactly the
-table above, and :func:`encode` dispatches: the fast encoder for classic Barbu, :func:`encode_any`
-(block by block, any ``n``) for King. A test checks the two agree on classic deals.
+table above.
 
-:class:`barbu_env.obs_state.SeatObservations` keeps the classic observations of the four seats up to date
-in place as the deal moves on (the env's fast path); a test checks they equal :func:`encode` after every
-kind of step.
+:func:`encode` is the one reference encoder, block by block for any layout. The compiled kernels
+(:mod:`barbu_env.vector`) write the classic layout from the batched state; tests check them against
+:func:`encode` on every step.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 import numpy as np
 
@@ -149,49 +148,7 @@ NUM_BLOCKS: tuple[tuple[str, int, float, float], ...] = (
 )
 
 
-def _offsets() -> dict[str, tuple[int, int]]:
-    out, off = {}, 0
-    for name, size in BIT_BLOCKS:
-        out[name] = (off, size)
-        off += size
-    for name, size, _, _ in NUM_BLOCKS:
-        out[name] = (off, size)
-        off += size
-    return out
-
-
-#: ``BLOCKS[name] = (offset, size)`` for every block.
-BLOCKS: dict[str, tuple[int, int]] = _offsets()
-NUM_BITS = sum(s for _, s in BIT_BLOCKS)
-OBS_SIZE = NUM_BITS + sum(s for _, s, _, _ in NUM_BLOCKS)
-_NBYTES = (NUM_BITS + 7) // 8
-
-HAND, PLAYED, TRICK, CAPTURED, UNSEEN, EXCLUDED, VOID = (BLOCKS[n][0] for n in (
-    "hand", "played", "trick", "captured", "unseen", "excluded", "void"))  # fmt: skip
-TRICK_NO, CONTRACT, TRUMP, FANTAN_RANK, DECLARER, LEADER, TO_MOVE, PHASE = (BLOCKS[n][0] for n in (
-    "trick_no", "contract", "trump", "fantan_rank", "declarer", "leader", "to_move", "phase"))  # fmt: skip
-DOUBLES, DOUBLED_DONE, MUST_DOUBLE, AVAILABLE, HEARTS_BROKEN, FANTAN_PLAYABLE, FINISHED = (BLOCKS[n][0] for n in (
-    "doubles", "doubled_done", "must_double", "available", "hearts_broken", "fantan_playable", "finished"))  # fmt: skip
-RULES, EXTRA_DEAL, IS_MATCH, REMAINING = (BLOCKS[n][0] for n in ("rules", "extra_deal", "is_match", "remaining"))
-TRICKS_WON, CARDS_LEFT, POINTS, PASSES, TOTALS, DEAL_NO, DEALS_LEFT, OUTSTANDING = (BLOCKS[n][0] for n in (
-    "tricks_won", "cards_left", "points", "passes", "totals", "deal_no", "deals_left", "outstanding"))  # fmt: skip
-NUM_PART = NUM_BITS  # first numeric entry
-
 _CONTRACT_INDEX = {n: i for i, n in enumerate(CONTRACT_NAMES)}
-#: ``_REL[o][r]``: absolute seat of relative seat r for observer o.
-_REL = tuple(tuple((o + r) & 3 for r in range(4)) for o in range(4))
-_PHASE_BITS = tuple(1 << (PHASE + p) for p in range(NUM_PHASES))
-
-
-def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
-    """``(low, high)`` arrays of the observation space (binary entries in [0, 1])."""
-    low = np.zeros(OBS_SIZE, np.float32)
-    high = np.ones(OBS_SIZE, np.float32)
-    for name, _, lo, hi in NUM_BLOCKS:
-        off, size = BLOCKS[name]
-        low[off:off + size] = lo
-        high[off:off + size] = hi
-    return low, high
 
 
 _RULES_BITS: dict[int, tuple[Rules, int]] = {}
@@ -226,188 +183,10 @@ def names_bits(names: tuple[str, ...]) -> int:
     return bits
 
 
-_GROUPS = sum(1 << (13 * k) for k in range(16))  # bit 0 of each 13-bit group
-_LOW12 = _GROUPS * 0xFFF  # the low 12 bits of each group
-_HALF = (1 << 104) - 1  # groups 0..7
-#: Multiplying groups' bit 0 (stride 13) by this moves group k's bit to bit 84 + k, with no collisions
-#: for 8 groups (13(k - k') = 12(j' - j) has no solution with |k - k'| < 12 but k = k').
-_GATHER8 = sum(1 << (12 * j) for j in range(8))
-
-
-def _seat_rows(values: list[int], rel: tuple[int, ...], width: int) -> int:
-    """The 4 per-seat values (ints of ``width`` bits), reordered to relative seats, as one int."""
-    return (values[rel[0]] | values[rel[1]] << width | values[rel[2]] << (2 * width)
-            | values[rel[3]] << (3 * width))  # fmt: skip
-
-
-def void_bits(deal: Deal, seat: int) -> int:
-    """The ``void`` block of ``seat`` as a 16-bit int (bit ``4 r + u``: relative seat r, suit u): own row
-    from the own hand; others: no unplayed card outside own hand and their excluded cards."""
-    excluded = deal.excluded
-    hand = deal.hands[seat]
-    open_ = deal.deck & ~deal.played & ~hand
-    # 16 groups of 13 bits (group 4r+u = seat r, suit u); a group is empty iff adding 0xFFF to its low
-    # 12 bits carries nothing into its top bit and that bit is clear (no carry crosses groups).
-    y = (hand | (open_ & ~excluded[(seat + 1) & 3]) << 52 | (open_ & ~excluded[(seat + 2) & 3]) << 104
-         | (open_ & ~excluded[(seat + 3) & 3]) << 156)  # fmt: skip
-    empty = (((y & _LOW12) + _LOW12 | y) >> 12 & _GROUPS) ^ _GROUPS
-    return ((empty & _HALF) * _GATHER8) >> 84 & 255 | (((empty >> 104) * _GATHER8) >> 84 & 255) << 8
-
-
-def finished_bits(finished: list[int], seat: int) -> int:
-    """The ``finished`` block of ``seat`` as an int (bit ``4 r + place``)."""
-    f = 0
-    for place, s in enumerate(finished):
-        f |= 1 << (4 * ((s - seat) & 3) + place)
-    return f
-
-
-def encode_bits(deal: Deal, seat: int, match: Match | None = None) -> int:
-    """The binary part of the observation of ``seat`` as an int: bit i is entry i."""
-    x = deal_bits(deal, seat)
-    return x if match is None else x | match_bits(match, seat)
-
-
-def deal_bits(deal: Deal, seat: int) -> int:
-    """The binary entries that come from the deal (all but ``is_match`` and ``remaining``)."""
-    rel = _REL[seat]
-    hand = deal.hands[seat]
-    played = deal.played
-    deck = deal.deck
-    excluded = deal.excluded
-    x = hand | (deck & ~hand & ~played) << UNSEEN
-    x |= _seat_rows(deal.played_by, rel, CARDS) << PLAYED
-    x |= _seat_rows(deal.captured, rel, CARDS) << CAPTURED
-    x |= _seat_rows(excluded, rel, CARDS) << EXCLUDED
-    trick = deal.trick
-    if trick:
-        leader = deal.leader
-        t = 0
-        for k, c in enumerate(trick):
-            t |= 1 << (c + CARDS * ((leader + k - seat) & 3))
-        x |= t << TRICK
-    x |= void_bits(deal, seat) << VOID
-    phase = deal.phase
-    x |= _PHASE_BITS[phase]
-    x |= 1 << (TRICK_NO + min(deal.trick_no, deal.num_tricks - 1))
-    declarer = deal.declarer
-    x |= 1 << (DECLARER + ((declarer - seat) & 3))
-    if phase != 4:
-        x |= 1 << (TO_MOVE + ((deal.to_move - seat) & 3))
-    if deal.leader >= 0:
-        x |= 1 << (LEADER + ((deal.leader - seat) & 3))
-    c = deal.contract
-    if c is not None:
-        i = _CONTRACT_INDEX.get(c.name, -1)
-        if i >= 0:
-            x |= 1 << (CONTRACT + i)
-        else:
-            x |= 1 << EXTRA_DEAL
-        if deal.trump >= 0:
-            x |= 1 << (TRUMP + deal.trump)
-        if deal.fantan_rank >= 0:
-            x |= 1 << (FANTAN_RANK + deal.fantan_rank)
-    doubles = deal.doubles
-    if doubles[0] | doubles[1] | doubles[2] | doubles[3]:
-        d = 0
-        for r in range(4):
-            m = doubles[rel[r]]
-            for t in range(4):
-                if m >> rel[t] & 1:
-                    d |= 1 << (4 * r + t)
-        x |= d << DOUBLES
-    if deal.double_step:
-        done = 0
-        for s in doubling_order(declarer)[: deal.double_step]:
-            done |= 1 << ((s - seat) & 3)
-        x |= done << DOUBLED_DONE
-    md = deal.must_double
-    if md:
-        x |= ((md | md << 4) >> seat & 15) << MUST_DOUBLE
-    x |= names_bits(tuple(deal.available)) << AVAILABLE
-    if deal.hearts_broken:
-        x |= 1 << HEARTS_BROKEN
-    if deal.playable:
-        x |= deal.playable << FANTAN_PLAYABLE
-    if deal.finished:
-        x |= finished_bits(deal.finished, seat) << FINISHED
-    x |= rules_bits(deal.rules)
-    return x
-
-
-def match_bits(match: Match, seat: int) -> int:
-    """The binary entries that come from the match: ``is_match`` and ``remaining`` (fixed during a deal)."""
-    rel = _REL[seat]
-    r_bits = 0
-    for r in range(4):
-        r_bits |= names_bits(tuple(match.remaining_contracts(rel[r]))) << (NUM_CONTRACTS * r)
-    return 1 << IS_MATCH | r_bits << REMAINING
-
-
-def encode_numeric(deal: Deal, seat: int, match: Match | None = None) -> list[float]:
-    """The numeric part of the observation of ``seat`` (entries ``NUM_BITS..OBS_SIZE-1``)."""
-    return deal_numeric(deal, seat) + (_ZERO_MATCH if match is None else match_numeric(match, seat))
-
-
-def deal_numeric(deal: Deal, seat: int) -> list[float]:
-    """Numeric entries from the deal: ``tricks_won``, ``cards_left``, ``points``, ``passes``."""
-    a, b, c, d = _REL[seat]
-    n = float(deal.num_tricks)
-    tw, h, pts, ps = deal.tricks_won, deal.hands, deal.points, deal.passes
-    return [
-        tw[a] / n, tw[b] / n, tw[c] / n, tw[d] / n,
-        h[a].bit_count() / n, h[b].bit_count() / n, h[c].bit_count() / n, h[d].bit_count() / n,
-        pts[a] / POINT_SCALE, pts[b] / POINT_SCALE, pts[c] / POINT_SCALE, pts[d] / POINT_SCALE,
-        ps[a] / n, ps[b] / n, ps[c] / n, ps[d] / n,
-    ]  # fmt: skip
-
-
-def match_numeric(match: Match, seat: int) -> list[float]:
-    """Numeric entries from the match (fixed during a deal): ``totals``, ``deal_no``, ``deals_left``,
-    ``outstanding``."""
-    rel = _REL[seat]
-    out = [match.totals[s] / POINT_SCALE for s in rel]
-    out.append(match.deal_no / match.num_deals)
-    k = min(match.deal_no, match.num_deals)
-    out += [match.deals_left_of(s, k) / match.per_declarer for s in rel]
-    for d in rel:
-        owed = match.outstanding(d)
-        out += [owed[s] / OBLIGATION for s in rel]
-    return out
-
-
-_ZERO_MATCH = [0.0] * (OBS_SIZE - TOTALS)
-
-
-def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | None = None) -> np.ndarray:
-    """The observation of ``seat`` in ``deal`` (the current deal of ``match`` in match mode), as a
-    ``float32`` vector laid out as the module docstring says (:data:`OBS_SIZE` entries for classic
-    Barbu, ``layout(deal.rules).size`` for Barbu King). Pure: reads the engine state only. ``out``
-    (optional) is filled in place and returned."""
-    if deal.rules.king:
-        return encode_any(deal, seat, match, out)
-    if not (type(seat) is int and 0 <= seat < 4):
-        raise ValueError(f"bad seat {seat!r}: expected 0..3")
-    return assemble(encode_bits(deal, seat, match), encode_numeric(deal, seat, match), out)
-
-
-def assemble(bits: int, numeric: list[float], out: np.ndarray | None = None) -> np.ndarray:
-    """The observation vector from its binary part (an int, bit i = entry i) and numeric part."""
-    unpacked = _unpack(_frombuffer(bits.to_bytes(_NBYTES, "little"), _U8), count=NUM_BITS, bitorder="little")
-    if out is None:
-        return _concat((unpacked, numeric), dtype=_F32)
-    out[:NUM_BITS] = unpacked
-    out[NUM_BITS:] = numeric
-    return out
-
-
-_unpack, _frombuffer, _concat, _U8, _F32 = np.unpackbits, np.frombuffer, np.concatenate, np.uint8, np.float32
-
-
 def block(obs: np.ndarray, name: str) -> np.ndarray:
     """The entries of block ``name`` of an observation (a view), e.g. ``block(obs, "hand")``."""
     off, size = BLOCKS[name]
-    return obs[..., off:off + size]
+    return obs[..., off : off + size]
 
 
 # ================================================================================= any layout (King, n seats)
@@ -432,17 +211,35 @@ class Layout:
     bit_blocks: tuple[tuple[str, int], ...]
     num_blocks: tuple[tuple[str, int, float, float], ...]
 
-    @property
+    @cached_property
     def blocks(self) -> dict[str, tuple[int, int]]:
-        return _layout_offsets(self)
+        out, off = {}, 0
+        for name, size in (*self.bit_blocks, *((name, size) for name, size, _, _ in self.num_blocks)):
+            out[name] = (off, size)
+            off += size
+        return out
 
-    @property
+    @cached_property
+    def offset(self) -> dict[str, int]:
+        """``offset[name]``: the first entry of each block."""
+        return {name: off for name, (off, _) in self.blocks.items()}
+
+    @cached_property
     def num_bits(self) -> int:
         return sum(s for _, s in self.bit_blocks)
 
-    @property
+    @cached_property
+    def num_bytes(self) -> int:
+        return (self.num_bits + 7) // 8
+
+    @cached_property
     def size(self) -> int:
         return self.num_bits + sum(s for _, s, _, _ in self.num_blocks)
+
+    @cached_property
+    def no_match(self) -> list[float]:
+        """The numeric match entries outside a match (``totals`` to the end): zeros."""
+        return [0.0] * (self.size - self.offset["totals"])
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` arrays of the observation space (binary entries in [0, 1])."""
@@ -450,21 +247,9 @@ class Layout:
         high = np.ones(self.size, np.float32)
         for name, _, lo, hi in self.num_blocks:
             off, size = self.blocks[name]
-            low[off:off + size] = lo
-            high[off:off + size] = hi
+            low[off : off + size] = lo
+            high[off : off + size] = hi
         return low, high
-
-
-@cache
-def _layout_offsets(lay: Layout) -> dict[str, tuple[int, int]]:
-    out, off = {}, 0
-    for name, size in lay.bit_blocks:
-        out[name] = (off, size)
-        off += size
-    for name, size, _, _ in lay.num_blocks:
-        out[name] = (off, size)
-        off += size
-    return out
 
 
 def _resize(name: str, size: int, n: int, tricks: int) -> int:
@@ -488,132 +273,195 @@ def _layout(players: int, king: bool, tricks: int) -> Layout:
     return Layout(players, king, tuple(bits), tuple(nums))
 
 
+_LAYOUTS: dict[int, tuple[Rules, Layout]] = {}
+
+
 def layout(rules: Rules) -> Layout:
     """The observation layout of ``rules``: the classic one (:data:`BLOCKS`, :data:`OBS_SIZE`) for
-    Barbu, Barbu King's for ``game="king"`` (see the module docstring)."""
+    Barbu, Barbu King's for ``game="king"`` (see the module docstring). Cached per ``Rules`` object."""
+    hit = _LAYOUTS.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
     if not rules.king:
-        return _layout(4, False, NUM_TRICKS_MAX)
-    return _layout(rules.players, True, max(NUM_TRICKS_MAX, rules.hand_size))
+        lay = _layout(4, False, NUM_TRICKS_MAX)
+    else:
+        lay = _layout(rules.players, True, max(NUM_TRICKS_MAX, rules.hand_size))
+    if len(_LAYOUTS) >= 1024:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(rules)] = (rules, lay)  # holds ``rules``, so its id is not reused while cached
+    return lay
 
 
-def _card_bits(mask: int) -> np.ndarray:
-    return np.unpackbits(np.frombuffer(mask.to_bytes(7, "little"), np.uint8), count=CARDS, bitorder="little")
+#: The classic layout (the table above).
+CLASSIC = _layout(NUM_SEATS, False, NUM_TRICKS_MAX)
+#: ``BLOCKS[name] = (offset, size)`` for every block of the classic layout.
+BLOCKS: dict[str, tuple[int, int]] = CLASSIC.blocks
+NUM_BITS = CLASSIC.num_bits
+OBS_SIZE = CLASSIC.size
+NUM_PART = NUM_BITS  # first numeric entry
+RULES = BLOCKS["rules"][0]
 
 
-def encode_any(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | None = None) -> np.ndarray:
-    """The observation of ``seat`` under ``layout(deal.rules)``, block by block, for any number of
-    seats (Barbu King, R11; on classic deals it equals :func:`encode`)."""
+def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` arrays of the classic observation space (binary entries in [0, 1])."""
+    return CLASSIC.bounds()
+
+
+#: The blocks filled from the match, constant within a deal (zero in deal mode).
+MATCH_BLOCKS = ("is_match", "remaining", "totals", "deal_no", "deals_left", "outstanding")
+
+
+@cache
+def _match_spans(lay: Layout) -> tuple[tuple[int, int], ...]:
+    spans: list[list[int]] = []
+    for name in MATCH_BLOCKS:
+        if name in lay.blocks:
+            off, size = lay.blocks[name]
+            if spans and spans[-1][1] == off:
+                spans[-1][1] = off + size
+            else:
+                spans.append([off, off + size])
+    return tuple((a, b) for a, b in spans)
+
+
+def match_spans(rules: Rules) -> tuple[tuple[int, int], ...]:
+    """``(start, end)`` of each run of adjacent :data:`MATCH_BLOCKS` entries in the layout of ``rules``."""
+    return _match_spans(layout(rules))
+
+
+def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation of ``seat`` in ``deal`` (the current deal of ``match`` in match mode): a ``float32``
+    vector under ``layout(deal.rules)`` (:data:`OBS_SIZE` entries for classic Barbu), for any number of seats
+    ``n``; relative seat ``r`` is absolute seat ``(seat + r) % n``. Pure: reads the engine state only. The
+    binary part is gathered as one int (bit i = entry i), then unpacked; ``out`` (optional) is filled and
+    returned."""
     n = deal.n
     if not (type(seat) is int and 0 <= seat < n):
         raise ValueError(f"bad seat {seat!r}: expected 0..{n - 1}")
     lay = layout(deal.rules)
-    blocks = lay.blocks
-    o = np.zeros(lay.size, np.float32) if out is None else out
-    if out is not None:
-        o[:] = 0.0
+    at = lay.offset
     rel = [(seat + r) % n for r in range(n)]
-
-    def at(name: str) -> int:
-        return blocks[name][0]
-
-    def cards(name: str, mask: int, row: int = 0) -> None:
-        if mask:
-            off = at(name) + CARDS * row
-            o[off:off + CARDS] = _card_bits(mask)
-
-    def one(name: str, index: int) -> None:
-        if name in blocks:
-            o[at(name) + index] = 1.0
-
-    hand, played, deck = deal.hands[seat], deal.played, deal.deck
-    cards("hand", hand)
-    cards("unseen", deck & ~hand & ~played)
-    open_ = deck & ~played & ~hand
+    hand, played, deck, excluded = deal.hands[seat], deal.played, deal.deck, deal.excluded
+    x = hand << at["hand"] | (deck & ~hand & ~played) << at["unseen"]
+    open_ = deck & ~played & ~hand  # the cards another seat may hold, before what it showed (R5.4)
     for r, s in enumerate(rel):
-        cards("played", deal.played_by[s], r)
-        cards("captured", deal.captured[s], r)
-        cards("excluded", deal.excluded[s], r)
-        could = hand if r == 0 else open_ & ~deal.excluded[s]
+        x |= deal.played_by[s] << (at["played"] + CARDS * r)
+        x |= deal.captured[s] << (at["captured"] + CARDS * r)
+        x |= excluded[s] << (at["excluded"] + CARDS * r)
+        could = hand if r == 0 else open_ & ~excluded[s]
         for u in range(NUM_SUITS):
             if not could & SUIT_MASK[u]:
-                one("void", NUM_SUITS * r + u)
+                x |= 1 << (at["void"] + NUM_SUITS * r + u)
     for k, c in enumerate(deal.trick):
-        one("trick", CARDS * ((deal.leader + k - seat) % n) + c)
-    one("trick_no", min(deal.trick_no, deal.num_tricks - 1))
-    c = deal.contract
-    if c is not None:
-        i = _CONTRACT_INDEX.get(c.name, -1)
-        one("contract", i) if i >= 0 else one("extra_deal", 0)
+        x |= 1 << (at["trick"] + CARDS * ((deal.leader + k - seat) % n) + c)
+    x |= 1 << (at["trick_no"] + min(deal.trick_no, deal.num_tricks - 1))
+    contract = deal.contract
+    if contract is not None:
+        i = _CONTRACT_INDEX.get(contract.name, -1)
+        x |= 1 << (at["contract"] + i if i >= 0 else at["extra_deal"])  # R2.4 tie-break deal
         if deal.trump >= 0:
-            one("trump", deal.trump)
+            x |= 1 << (at["trump"] + deal.trump)
         if deal.fantan_rank >= 0:
-            one("fantan_rank", deal.fantan_rank)
-    one("declarer", (deal.declarer - seat) % n)
+            x |= 1 << (at["fantan_rank"] + deal.fantan_rank)
+    x |= 1 << (at["declarer"] + (deal.declarer - seat) % n)
     if deal.leader >= 0:
-        one("leader", (deal.leader - seat) % n)
+        x |= 1 << (at["leader"] + (deal.leader - seat) % n)
     if deal.phase != 4:
-        one("to_move", (deal.to_move - seat) % n)
-    one("phase", int(deal.phase))
-    if "doubles" in blocks:
-        for r in range(n):
-            for t in range(n):
-                if deal.doubles[rel[r]] >> rel[t] & 1:
-                    one("doubles", n * r + t)
+        x |= 1 << (at["to_move"] + (deal.to_move - seat) % n)
+    x |= 1 << (at["phase"] + int(deal.phase))
+    if "doubles" in at:  # R6 (not in Barbu King)
+        if any(deal.doubles):
+            for r in range(n):
+                m = deal.doubles[rel[r]]
+                for t in range(n):
+                    if m >> rel[t] & 1:
+                        x |= 1 << (at["doubles"] + n * r + t)
+        if deal.must_double:
+            for r in range(n):
+                if deal.must_double >> rel[r] & 1:
+                    x |= 1 << (at["must_double"] + r)
         for s in doubling_order(deal.declarer)[: deal.double_step]:
-            one("doubled_done", (s - seat) % n)
-        for r in range(n):
-            if deal.must_double >> rel[r] & 1:
-                one("must_double", r)
-    for name in deal.available:
-        if name in _CONTRACT_INDEX:
-            one("available", _CONTRACT_INDEX[name])
+            x |= 1 << (at["doubled_done"] + (s - seat) % n)
+    x |= names_bits(tuple(deal.available)) << at["available"]
     if deal.hearts_broken:
-        one("hearts_broken", 0)
-    cards("fantan_playable", deal.playable)
+        x |= 1 << at["hearts_broken"]
+    x |= deal.playable << at["fantan_playable"]
     for place, s in enumerate(deal.finished):
-        one("finished", n * ((s - seat) % n) + place)
-    rb = rules_bits(deal.rules) >> RULES
-    for i in range(RULE_FLAGS):
-        if rb >> i & 1:
-            one("rules", i)
+        x |= 1 << (at["finished"] + n * ((s - seat) % n) + place)
+    x |= rules_bits(deal.rules) >> RULES << at["rules"]
     if lay.king:
         rules = deal.rules
-        for i, flag in enumerate((rules.short, rules.choose, True)):
-            if flag:
-                one("king", i)
+        x |= (rules.short | rules.choose << 1 | 4) << at["king"]
     nt = float(deal.num_tricks)
+    tw, hands, pts, passes = deal.tricks_won, deal.hands, deal.points, deal.passes
+    numeric = [tw[s] / nt for s in rel] + [hands[s].bit_count() / nt for s in rel]
+    numeric += [pts[s] / POINT_SCALE for s in rel] + [passes[s] / nt for s in rel]
+    if match is None:
+        numeric += lay.no_match
+    else:
+        bits, values = _match_part(_match_facts(match), rel, lay)
+        x |= bits
+        numeric += values
+    return _assemble(x, numeric, lay, out)
+
+
+def _match_facts(match: Match) -> tuple:
+    """What the match blocks show, by absolute seat: contracts still to declare (as bits), totals, the deal number,
+    deals left as declarer and (with doubling) the doubles each seat owes each declarer (R6.4)."""
+    n = match.n
+    remaining = [names_bits(tuple(match.remaining_contracts(s))) for s in range(n)]
+    left = [k / match.per_declarer for k in match.deals_left(min(match.deal_no, match.num_deals))]
+    owed = [match.outstanding(d) for d in range(n)]
+    return remaining, match.totals, match.deal_no / match.num_deals, left, owed
+
+
+def _match_part(facts: tuple, rel: list[int], lay: Layout) -> tuple[int, list[float]]:
+    """The match blocks (constant within a deal) seen from ``rel[0]``: binary entries as an int, numeric as a list."""
+    remaining, totals, deal_no, left, owed = facts
+    at = lay.offset
+    x = 1 << at["is_match"]
     for r, s in enumerate(rel):
-        o[at("tricks_won") + r] = deal.tricks_won[s] / nt
-        o[at("cards_left") + r] = deal.hands[s].bit_count() / nt
-        o[at("points") + r] = deal.points[s] / POINT_SCALE
-        o[at("passes") + r] = deal.passes[s] / nt
-    if match is not None:
-        one("is_match", 0)
-        for r, s in enumerate(rel):
-            for name in match.remaining_contracts(s):
-                if name in _CONTRACT_INDEX:
-                    one("remaining", NUM_CONTRACTS * r + _CONTRACT_INDEX[name])
-            o[at("totals") + r] = match.totals[s] / POINT_SCALE
-        o[at("deal_no")] = match.deal_no / match.num_deals
-        k = min(match.deal_no, match.num_deals)
-        for r, s in enumerate(rel):
-            o[at("deals_left") + r] = match.deals_left_of(s, k) / match.per_declarer
-        if "outstanding" in blocks:
-            for r, d in enumerate(rel):
-                owed = match.outstanding(d)
-                for t, s in enumerate(rel):
-                    o[at("outstanding") + n * r + t] = owed[s] / OBLIGATION
-    return o
+        x |= remaining[s] << (at["remaining"] + NUM_CONTRACTS * r)
+    numeric = [totals[s] / POINT_SCALE for s in rel]
+    numeric.append(deal_no)
+    numeric += [left[s] for s in rel]
+    if "outstanding" in at:
+        for d in rel:
+            numeric += [owed[d][s] / OBLIGATION for s in rel]
+    return x, numeric
+
+
+def match_blocks(match: Match) -> list[np.ndarray]:
+    """Each seat's observation with only the :data:`MATCH_BLOCKS` filled (the rest 0), as :func:`encode`."""
+    lay = layout(match.rules)
+    n = lay.players
+    facts = _match_facts(match)
+    zeros = [0.0] * (lay.offset["totals"] - lay.num_bits)
+    out = []
+    for seat in range(n):
+        bits, values = _match_part(facts, [(seat + r) % n for r in range(n)], lay)
+        out.append(_assemble(bits, zeros + values, lay, None))
+    return out
+
+
+def _assemble(x: int, numeric: list[float], lay: Layout, out: np.ndarray | None) -> np.ndarray:
+    """The observation from its binary part (an int, bit i = entry i) and its numeric part."""
+    bits = np.unpackbits(np.frombuffer(x.to_bytes(lay.num_bytes, "little"), np.uint8), count=lay.num_bits,
+                         bitorder="little")  # fmt: skip
+    if out is None:
+        return np.concatenate((bits, numeric), dtype=np.float32)
+    out[: lay.num_bits] = bits
+    out[lay.num_bits :] = numeric
+    return out
 
 
 def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
     """The entries of block ``name`` of an observation under ``rules`` (a view); see :func:`block`."""
     off, size = layout(rules).blocks[name]
-    return obs[..., off:off + size]
+    return obs[..., off : off + size]
 
 
 __all__ = [
-    "BIT_BLOCKS", "BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "Layout", "assemble", "block",
-    "block_of", "deal_bits", "deal_numeric", "encode", "encode_any", "encode_bits", "encode_numeric", "layout",
-    "match_bits", "match_numeric", "observation_bounds",
+    "BIT_BLOCKS", "BLOCKS", "MATCH_BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "Layout", "block", "block_of",
+    "encode", "layout", "match_spans", "observation_bounds",
 ]  # fmt: skip

@@ -475,3 +475,45 @@ def test_accessors_for_agents():
     e = barbu_env.env()
     e.reset(seed=0)
     assert e.unwrapped.match is not None and e.unwrapped.deal is e.unwrapped.match.deal
+
+
+def _obs_bytes(e) -> bytes:
+    return e.observe(e.agent_selection)["observation"].tobytes()
+
+
+@pytest.mark.parametrize("mode", ["deal", "match"])
+@pytest.mark.parametrize(
+    "bad",
+    [{"declarer": "random", "contract": "no_such_contract"}, {"declarer": 9}, {"hands": [["AS"], ["KS"], [], []]}],
+)
+def test_a_failing_reset_changes_nothing(mode, bad):
+    """A reset that raises leaves the RNG and the episode in progress as they were: the episode plays on, and
+    the next bare reset deals what it would have dealt without the failing call (issue 15, item 8)."""
+    a, b = barbu_env.raw_env(mode=mode), barbu_env.raw_env(mode=mode)
+    for e in (a, b):
+        e.reset(seed=1)
+        for _ in range(5):
+            e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[-1]))
+    with pytest.raises(ValueError):
+        a.reset(seed=77, options=bad)
+    assert a.agent_selection == b.agent_selection and _obs_bytes(a) == _obs_bytes(b)
+    for e in (a, b):
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+        e.reset()
+    assert a.agent_selection == b.agent_selection and _obs_bytes(a) == _obs_bytes(b)
+    c = barbu_env.raw_env(mode=mode)
+    c.reset(seed=77)
+    assert _obs_bytes(a) != _obs_bytes(c)
+
+
+def test_a_failing_first_reset_through_env_is_no_reset():
+    """env(): after a first reset that raises, the wrappers still say the env was not reset; a good reset then
+    plays (issue 15, item 8)."""
+    e = barbu_env.env(mode="deal")
+    with pytest.raises(ValueError):
+        e.reset(seed=77, options={"declarer": 9})
+    with pytest.raises(AttributeError, match="before reset"):
+        _ = e.agent_selection
+    e.reset(seed=77)
+    obs, *_ = e.last()
+    e.step(int(np.flatnonzero(obs["action_mask"])[0]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pettingzoo
 import pytest
 from pettingzoo.test import api_test, seed_test
@@ -73,3 +74,28 @@ def test_metadata_and_spaces():
     shapes = {barbu_env.env(mode=m, **kw).observation_space("player_0")["observation"].shape
               for m in ("deal", "match") for kw in ({}, {"rules": "basic32"}, {"doubling": "off"})}  # fmt: skip
     assert len(shapes) == 1  # one shape for both modes and every option
+
+
+def test_agent_iter_as_pettingzoo():
+    """The generator-backed ``agent_iter`` yields what PettingZoo's ``AECIterable`` yields, ``max_iter``
+    included, and each ``iter()`` starts afresh."""
+    import itertools
+
+    from pettingzoo.utils.env import AECIterable
+
+    for max_iter in (2**63, 7):
+        seqs = []
+        for it in (lambda e, n=max_iter: e.agent_iter(n), lambda e, n=max_iter: AECIterable(e, n)):
+            e = barbu_env.raw_env(mode="deal", contract="no_king")
+            e.reset(seed=4)
+            seq = []
+            for agent in it(e):
+                seq.append(agent)
+                obs, _, term, trunc, _ = e.last()
+                e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[-1]))
+            seqs.append(seq)
+        assert seqs[0] == seqs[1] and len(seqs[0]) == min(max_iter, len(seqs[1]))
+    e = barbu_env.raw_env(mode="deal", contract="no_king")
+    e.reset(seed=4)
+    it = e.agent_iter(3)
+    assert list(itertools.islice(iter(it), 2)) == list(itertools.islice(iter(it), 2))

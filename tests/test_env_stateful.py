@@ -4,7 +4,7 @@ resets, deep copies and pickles, and checks it after every call against an engin
 The reference is a :class:`barbu_env.Match` (match mode) or :class:`barbu_env.Deal` (deal mode) dealt from
 ``np.random.default_rng(seed)`` like the env's (R1.4) and given the same actions; illegal actions follow
 RULES.md R8.2 on it (``Deal.renege``; in Fantan an unplayable card is a pass). After each call: every live
-agent's observation equals ``observation.encode_any`` of the reference, the mask of the agent on move is the
+agent's observation equals ``observation.encode`` of the reference, the mask of the agent on move is the
 reference's legal actions (all zero for the others), and each agent's rewards so far sum to its match total
 or deal score (R8.1, R8.3) times ``reward_scale`` (negated in Barbu King, R11), plus the ``terminate``
 penalty.
@@ -25,7 +25,7 @@ import barbu_env
 from barbu_env import Deal, Match, Phase
 from barbu_env.actions import NUM_ACTIONS, PASS
 from barbu_env.engine.deal import deal_hands
-from barbu_env.observation import encode_any
+from barbu_env.observation import encode
 from barbu_env.rules import PRESETS
 
 PENALTY = 40.0
@@ -162,7 +162,7 @@ class EnvMachine(RuleBasedStateMachine):
         for agent in e.agents:
             seat = e.unwrapped.agent_name_mapping[agent]
             obs = e.observe(agent)
-            assert np.array_equal(obs["observation"], encode_any(deal, seat, match)), f"observation of {agent}"
+            assert np.array_equal(obs["observation"], encode(deal, seat, match)), f"observation of {agent}"
             if agent == e.agent_selection and not e.terminations[agent]:
                 assert np.flatnonzero(obs["action_mask"]).tolist() == sorted(deal.legal_actions())
                 assert seat == deal.current_player

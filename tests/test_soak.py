@@ -41,7 +41,7 @@ def _bounds() -> dict[tuple[str, str], int]:
     from barbu_env import observation
 
     return {
-        ("barbu_env.env", "_MASKS"): importlib.import_module("barbu_env.env")._MASKS_MAX,
+        ("barbu_env.inplay", "_MASKS"): importlib.import_module("barbu_env.inplay")._MASKS_MAX,
         ("barbu_env.observation", "_RULES_BITS"): observation._RULES_BITS_MAX,
         ("barbu_env.engine.deal", "_PARSED"): 1024,
         ("barbu_env.engine.deal", "_RULE_CONSTS"): 64,
@@ -50,11 +50,6 @@ def _bounds() -> dict[tuple[str, str], int]:
         ("barbu_env.engine.deal", "_DECK_BITS"): len({barbu_env.load_rules(p).deck for p in PRESETS}),
         # (seat, declarer, positive, doubling, doubled_me, must_double): 5 * 5 * 2 * 3 * 32 * 2 combinations
         ("barbu_env.engine.doubling", "_LEGAL_DOUBLES"): 5 * 5 * 2 * 3 * 32 * 2,
-        ("barbu_env.obs_state", "_TEMPLATES"): 128,
-        ("barbu_env.obs_state", "_CARD_VALUES"): 3 * 2,  # (play kind, tricks per deal: 13 or 8)
-        ("barbu_env.obs_state", "_SUIT_PATTERNS"): 1 << 13,  # 13-bit rank masks
-        ("barbu_env.obs_state", "_SWAPS"): 2 * 5 * 5,  # (to_move or leader, old seat or -1, new seat or -1)
-        ("barbu_env.obs_state", "_TRICK_ENDS"): 2 * 13 * 4 * 4 * 14,  # (tricks, trick, leader, winner, won)
     }
 
 

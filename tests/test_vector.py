@@ -180,8 +180,7 @@ def test_numba_threads():
         actions = random_actions(one.mask, rng)
         for x, y in zip(one.step(actions), other.step(actions)):
             np.testing.assert_array_equal(x, y)
-    for x, y in zip(one.state.blocks(), other.state.blocks()):
-        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(one.state.data, other.state.data)
 
 
 def test_scripted_trump_lead_e2():
@@ -352,3 +351,19 @@ def test_kernel_cache_follows_fingerprint(tmp_path, monkeypatch):
     (cache / "k.g-9.py312.nbi").write_text("")
     assert jit.drop_stale_cache({str(cache)}, "abc") == []  # the same fingerprint: the cache stays
     assert [p.name for p in jit.drop_stale_cache({str(cache)}, "def")] == ["k.g-9.py312.nbi"]
+
+
+def test_kernel_tables_refuse_what_they_cannot_hold():
+    """The flat kernel tables hold at most MAX_CARD_POINTS card-point masks per contract: wider tables are
+    refused with the counts, not cut short (a contract would score less than its R4 card points)."""
+    from dataclasses import replace
+
+    from barbu_env.vector.jit.common import K_WIDTH, MAX_CARD_POINTS, T_ROWS, jit_tables
+    from barbu_env.vector.tables import build_tables
+
+    t = build_tables(load_rules(None))
+    k = len(t.names)
+    assert jit_tables(t).shape == (T_ROWS + k * K_WIDTH,)
+    wide = replace(t, cp_mask=np.zeros((k, MAX_CARD_POINTS + 1), np.uint64), cp_pts=np.zeros((k, MAX_CARD_POINTS + 1)))
+    with pytest.raises(ValueError, match=f"{MAX_CARD_POINTS + 1} card-point masks.*at most {MAX_CARD_POINTS}"):
+        jit_tables(wide)

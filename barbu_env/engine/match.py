@@ -101,7 +101,14 @@ class Match:
 
     def deals_left_of(self, declarer: int, from_deal: int) -> int:
         """Deals of ``declarer`` from deal ``from_deal`` (included) to the end of the match."""
-        return sum(1 for k in range(from_deal, self.num_deals) if self.declarer_of(k) == declarer)
+        return self.deals_left(from_deal)[declarer]
+
+    def deals_left(self, from_deal: int) -> list[int]:
+        """Each seat's deals as declarer from deal ``from_deal`` (included) to the end of the match."""
+        left = [0] * self.n
+        for k in range(from_deal, self.num_deals):
+            left[self.declarer_of(k)] += 1
+        return left
 
     def obligation_due(self, declarer: int, from_deal: int) -> int:
         """R6.4: seat mask of players who must double ``declarer`` in deal ``from_deal``."""

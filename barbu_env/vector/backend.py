@@ -73,7 +73,7 @@ class Kernels:
         """Fresh deals in games ``g`` (``Deal.from_hands``): ``hands`` uint64 [n, 4], ``declarer`` [n], R6.4
         ``must_double`` seat masks [n]; ``specs[g % len(specs)]`` is the game's (contract row or -1, trump,
         rank, declaration-action mask, available-names mask). A fixed contract is declared at once."""
-        self._jit.start(st.blocks(), self.tb, np.ascontiguousarray(g, I64), np.ascontiguousarray(hands, U64),
+        self._jit.start(st.data, self.tb, np.ascontiguousarray(g, I64), np.ascontiguousarray(hands, U64),
                         np.ascontiguousarray(declarer, I64), np.ascontiguousarray(must_double, I64), specs)  # fmt: skip
 
     def legal(self, st: State) -> tuple[np.ndarray, np.ndarray]:
@@ -82,7 +82,7 @@ class Kernels:
         b = st.phase.shape[0]
         low, high = np.empty(b, U64), np.empty(b, U64)
         self._threads()
-        self._jit.legal_words(st.blocks(), self.tb, low, high)
+        self._jit.legal_words(st.data, self.tb, low, high)
         return low, high
 
     def observe(self, st: State, seat: np.ndarray, low: np.ndarray, high: np.ndarray, obs: np.ndarray,
@@ -90,7 +90,7 @@ class Kernels:
         """Fill ``obs`` with the observation of ``seat[g]`` (zero row for -1) and ``mask`` with the legal
         actions of the games whose seat on move is ``seat[g]`` (zero rows elsewhere)."""
         self._threads()
-        self._jit.observe(st.blocks(), self.tb, seat, low, high, self.words, obs, mask)
+        self._jit.observe(st.data, self.tb, seat, low, high, self.words, obs, mask)
 
     def observe_packed(self, st: State, seat: np.ndarray, low: np.ndarray, high: np.ndarray,
                        mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
@@ -98,7 +98,7 @@ class Kernels:
         b = seat.shape[0]
         words, num = np.empty((b, NUM_WORDS), U64), np.empty((b, 16), np.float32)
         self._threads()
-        self._jit.observe_packed(st.blocks(), self.tb, seat, low, high, words, num, mask)
+        self._jit.observe_packed(st.data, self.tb, seat, low, high, words, num, mask)
         return words.view(np.uint8)[:, :PACKED_BYTES], num
 
     def masks(self, low: np.ndarray, high: np.ndarray, mask: np.ndarray) -> None:
@@ -118,7 +118,7 @@ class Kernels:
         deal = np.array([stream is not None, key - (1 << 64) if key >= 1 << 63 else key, declarer], I64)
         new_low, new_high = low.copy(), high.copy()
         self._threads()
-        ended = self._jit.step(st.blocks(), self.tb, new_low, new_high, np.ascontiguousarray(actions, I64), done,
+        ended = self._jit.step(st.data, self.tb, new_low, new_high, np.ascontiguousarray(actions, I64), done,
                                rewards, specs, deal, dealt, self.order)  # fmt: skip
         return ended, (new_low, new_high) if ended >= 0 else None
 

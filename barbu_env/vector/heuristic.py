@@ -18,20 +18,19 @@ from .tables import Tables
 I64 = np.int64
 
 
-def heuristic_tables(t: Tables) -> tuple[np.ndarray, np.ndarray]:
-    """``(vals int64 [K, 52], has_vals int64 [K])``: per contract row of ``t``, the points of capturing each
-    card (``Contract.card_values``, over all 52 card ids as the Python rules read them) and whether any card
-    scores (``card_values()`` not empty)."""
+def heuristic_tables(t: Tables) -> np.ndarray:
+    """``int64 [K, 53]``: per contract row of ``t``, the points of capturing each card (``Contract.card_values``,
+    over all 52 card ids as the Python rules read them), then 1 if any card scores (``card_values()`` not
+    empty), else 0."""
     table = contract_table(t.rules)
     rows = [table[name] for name in t.names]
-    vals = np.zeros((len(rows), NUM_CARDS), I64)
-    has = np.zeros(len(rows), I64)
+    out = np.zeros((len(rows), NUM_CARDS + 1), I64)
     for k, c in enumerate(rows):
         v = c.card_values()
         if v:
-            vals[k] = v
-            has[k] = 1
-    return vals, has
+            out[k, :NUM_CARDS] = v
+            out[k, NUM_CARDS] = 1
+    return out
 
 
 class CompiledHeuristic:
@@ -58,7 +57,7 @@ class CompiledHeuristic:
         if out is None:
             out = np.full(b, -1, I64)
         self._set_threads(self.threads)
-        self._kernel(st.blocks(), self.tb, self.ht, want, out)
+        self._kernel(st.data, self.tb, self.ht, want, out)
         return out
 
 

@@ -87,15 +87,11 @@ class Rollouts:
         base = state_of_deal(view, self.t)
         w, a = len(worlds), len(actions)
         st = State.zeros(w * a)  # every game a copy of the base (batch on axis 0, or 1 for the per-game rows)
-        st.cards4[:] = base.cards4
-        st.ints4[:] = base.ints4
-        st.words[:] = base.words
-        st.scalars[:] = base.scalars
-        st.hearts_broken[:] = base.hearts_broken
+        st.data[:] = base.data
         st.hands[:] = np.repeat(np.array(worlds, np.uint64), a, axis=0)
         out = np.empty(w * a, I64)
         self._set_threads(1)
-        self._kernel(st.blocks(), self.tb, self.ht, np.tile(np.array(actions, I64), w), seat, out)
+        self._kernel(st.data, self.tb, self.ht, np.tile(np.array(actions, I64), w), seat, out)
         return out.reshape(w, a)
 
 

@@ -1,7 +1,7 @@
 """One deal as a compiled mirror of the engine: the AEC env's observations and masks by numba (RULES.md R3-R9).
 
 :class:`Mirror` holds the :class:`~.core.State` of a single game (batch 1) and the per-rules tables of the
-kernels in one byte buffer (laid out here, read by the ``mirror_*`` kernels of :mod:`.jit.mirror`), so that
+kernels in one int64 buffer (laid out here, read by the ``mirror_*`` kernels of :mod:`.jit.mirror`), so that
 each kernel call takes one array for all of them. ``load(deal)`` copies a fresh ``Deal``; ``step(action)``
 applies the action and, in the same call, writes the observation row and the action mask of the seat now
 on move into :attr:`Mirror.row` / :attr:`Mirror.mask`; ``observe(seat)`` writes another seat's row. Each is
@@ -19,44 +19,12 @@ from ..actions import DECLARE_BASE, NUM_ACTIONS
 from ..engine.deal import Deal
 from ..observation import OBS_SIZE, names_bits
 from ..rules import Rules
-from .encode import NUM_WORDS
 from .jit import jit_tables
-from .jit.mirror import (
-    H_SCORES,
-    H_SHAPE,
-    H_TABLES,
-    HEADER,
-    INIT_FIELDS,
-    NC,
-    NI,
-    NS,
-    NW,
-    mirror_load,
-    mirror_observe,
-    mirror_step,
-)
+from .jit.common import SCORES
+from .jit.mirror import INIT_FIELDS, layout, mirror_load, mirror_observe, mirror_step
 from .tables import DECLARE, Tables, build_tables
 
 I64 = np.int64
-
-
-def _layout(tables: tuple[np.ndarray, ...]) -> np.ndarray:
-    """The buffer (uint8): its header (byte offsets of the blocks, table shapes), the zero state, the tables,
-    the packed-words scratch and the legal words (see ``jit.mirror.HEADER``)."""
-    sizes = [8 * NC * 4, 8 * NI * 4, 8 * NW, 8 * NS, 8, 8 * 4]  # cards4, ints4, words, scalars, hb, scores
-    sizes += [a.nbytes for a in tables] + [8 * NUM_WORDS, 16]
-    offs, o = [], 8 * HEADER
-    for s in sizes:
-        offs.append(o)
-        o += (s + 7) // 8 * 8
-    buf = np.zeros(o, np.uint8)
-    head = buf[: 8 * HEADER].view(I64)
-    head[: len(offs)] = offs
-    for i, a in enumerate(tables):
-        head[H_SHAPE + 2 * i : H_SHAPE + 2 * i + 2] = a.reshape(-1, a.shape[-1]).shape
-    for a, off in zip(tables, offs[H_TABLES : H_TABLES + 7], strict=True):
-        buf[off : off + a.nbytes] = np.ascontiguousarray(a).view(np.uint8).reshape(-1)
-    return buf
 
 
 class Mirror:
@@ -67,12 +35,11 @@ class Mirror:
 
     def __init__(self, rules: Rules) -> None:
         self.tables: Tables = build_tables(rules)
-        self._buf = _layout(jit_tables(self.tables))
+        self._buf = layout(jit_tables(self.tables))
         self.row = np.zeros(OBS_SIZE, np.float32)
         self.other = np.zeros(OBS_SIZE, np.float32)
         self.mask = np.zeros(NUM_ACTIONS, np.int8)
         self._init = np.zeros(len(INIT_FIELDS), I64)
-        self._scores_at = int(self._buf[: 8 * HEADER].view(I64)[H_SCORES])
         self._starts: dict[tuple[int, str | None], np.ndarray] = {}  # (declarer, contract) -> set-up vector
         self.seat = -1
         self.steps = 0
@@ -120,7 +87,7 @@ class Mirror:
     def scores(self) -> np.ndarray:
         """The deal's scores (a fresh int64 [4]: contract + doubling settlement, R8.1), valid once it is over
         (:attr:`seat` -1). (Not a stored view: a copy or pickle of the mirror would not share the buffer.)"""
-        return self._buf[self._scores_at : self._scores_at + 32].view(I64).copy()
+        return self._buf[SCORES : SCORES + 4].copy()
 
     def step(self, action: int) -> int:
         """Apply ``action``; the seat now on move (-1: over; -2: ``action`` is illegal, nothing changed)."""

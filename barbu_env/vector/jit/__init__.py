@@ -1,6 +1,6 @@
 """The compiled (numba) kernels of the batched engine and of the env's compiled copy of one deal.
 
-Modules: ``common`` (decorators, state rows, table columns, bit helpers), ``rules`` (legality,
+Modules: ``common`` (decorators, state columns, table offsets, bit helpers), ``rules`` (legality,
 transitions, scoring, new deals: RULES.md R3-R9), ``obs`` (observation rows, packed observations,
 masks), ``mirror`` (the single-deal copy's buffer and kernels), ``heuristic`` (the heuristic agent's
 decisions and its playouts). Importing this package imports numba;
@@ -8,7 +8,7 @@ decisions and its playouts). Importing this package imports numba;
 
 Kernels are compiled on first use and cached on disk (``cache=True``). numba checks a cached kernel only
 against its own source file, while a kernel also freezes helpers of the other modules and constants of
-the rest of the package (observation layout, state rows, card tables). :data:`FINGERPRINT` hashes the
+the rest of the package (observation layout, state columns, card tables). :data:`FINGERPRINT` hashes the
 source of every kernel module and the values of their module-level constants; when it differs from the
 one stored beside the cache, the cached kernels are deleted (:func:`drop_stale_cache`).
 """

@@ -1,10 +1,13 @@
-"""What every kernel module shares: the decorators, the rows of the state blocks, the columns of the
-tables (:func:`jit_tables`) and bit helpers.
+"""What every kernel module shares: the decorators, the columns of the state and the offsets of the
+tables (:func:`jit_tables`), and bit helpers.
 
-The kernels take the state as ``State.blocks()`` (:class:`~..core.State`) and the per-rules tables as
-``jit_tables(build_tables(rules))``, both tuples of arrays; each per-game function handles game ``g`` of
-a batch. Every kernel is compiled on first use and cached on disk (``cache=True``); the cache is
-invalidated from :data:`barbu_env.vector.jit.FINGERPRINT`.
+The kernels take the state as ``State.data`` (int64 [B, NUM_COLUMNS], one row per game, :mod:`..core`) and
+the per-rules tables as ``jit_tables(build_tables(rules))`` (one int64 array); each per-game function
+handles game ``g`` of a batch and takes those two arrays (numba reference-counts every array argument of a
+call, so a call costs in proportion to the arrays it takes). Card sets are stored in the int64 columns
+with their bits (cards 0..51: never the sign bit) and read as ``U64(x[g, col])``. Every kernel is compiled
+on first use and cached on disk (``cache=True``); the cache is invalidated from
+:data:`barbu_env.vector.jit.FINGERPRINT`.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..core import CARD_SEAT_FIELDS, INT_SEAT_FIELDS, SCALAR_FIELDS, WORD_FIELDS
-from ..tables import U64, Tables
+from ..core import COLUMNS
+from ..tables import NUM_DECL, U64, Tables
 
 #: Every kernel and helper of the package, in definition order (their disk cache is managed together).
 DISPATCHERS: list[Any] = []
@@ -39,40 +42,82 @@ helper = kernel()
 parallel = kernel(parallel=True)
 
 I64 = np.int64
-#: The kernels take the state as ``State.blocks()`` and the tables as :func:`jit_tables` (tuples of arrays).
-Blocks = tuple[np.ndarray, ...]
 U0 = U64(0)
 U1 = U64(1)
-# rows of the state blocks (core.State)
-HANDS, PLAYED_BY, TRICK_BY, CAPTURED, EXCLUDED = (CARD_SEAT_FIELDS.index(n) for n in (
-    "hands", "played_by", "trick_by", "captured", "excluded"))  # fmt: skip
-TRICKS_WON, POINTS, PASSES, DOUBLES, FIN_PLACE = (INT_SEAT_FIELDS.index(n) for n in (
-    "tricks_won", "points", "passes", "doubles", "fin_place"))  # fmt: skip
-PLAYED, TRICK_MASK, PLAYABLE = (WORD_FIELDS.index(n) for n in ("played", "trick_mask", "playable"))
+# first columns of the state's fields (core.COLUMNS; a per-seat field: + absolute seat)
+HANDS, PLAYED_BY, TRICK_BY, CAPTURED, EXCLUDED, PLAYED, TRICK_MASK, PLAYABLE = (COLUMNS[n] for n in (
+    "hands", "played_by", "trick_by", "captured", "excluded", "played", "trick_mask", "playable"))  # fmt: skip
+TRICKS_WON, POINTS, PASSES, DOUBLES, FIN_PLACE, SCORES = (COLUMNS[n] for n in (
+    "tricks_won", "points", "passes", "doubles", "fin_place", "scores"))  # fmt: skip
 PHASE, TO_MOVE, DECLARER, LEADER, LED, BEST, WINNER, TOP_TRUMP, TRICK_LEN, TRICK_NO = (
-    SCALAR_FIELDS.index(n) for n in ("phase", "to_move", "declarer", "leader", "led", "best", "winner", "top_trump",
-                                     "trick_len", "trick_no"))  # fmt: skip
-CONTRACT, TRUMP, FANTAN_RANK, DOUBLE_STEP, MUST_DOUBLE, NUM_FIN, AVAIL_DECL, AVAIL_NAMES, PASS_RUN = (
-    SCALAR_FIELDS.index(n) for n in ("contract", "trump", "fantan_rank", "double_step", "must_double", "num_fin",
-                                     "avail_decl", "avail_names", "pass_run"))  # fmt: skip
-# columns of the per-contract table ``kint`` and entries of ``flags`` (see :func:`jit_tables`)
-K_POSITIVE, K_FANTAN, K_HEARTS_RULE, K_FORCE_KING, K_PER_TRICK, K_RAVAGE, K_TOTAL, K_NAME = range(8)
+    COLUMNS[n] for n in ("phase", "to_move", "declarer", "leader", "led", "best", "winner", "top_trump",
+                         "trick_len", "trick_no"))  # fmt: skip
+CONTRACT, TRUMP, FANTAN_RANK, DOUBLE_STEP, MUST_DOUBLE, NUM_FIN, AVAIL_DECL, AVAIL_NAMES, PASS_RUN, HEARTS_BROKEN = (
+    COLUMNS[n] for n in ("contract", "trump", "fantan_rank", "double_step", "must_double", "num_fin",
+                         "avail_decl", "avail_names", "pass_run", "hearts_broken"))  # fmt: skip
+# the tables (jit_tables): the rule switches, then the declaration columns, then one row per contract
 (F_UNTIL_BROKEN, F_MUST_LEAD_TRUMP, F_OVERTRUMP, F_FREE_PASS, F_ACE_AGAIN, F_DOUBLING_OFF, F_DECLARER_ONLY, F_SPLIT,
- F_HAND_SIZE, F_DECK, F_RULES_WORD) = range(11)  # fmt: skip
+ F_HAND_SIZE, F_DECK, F_RULES_WORD, F_CARD_POINTS) = range(12)  # fmt: skip
+#: Offsets of the declaration columns (contract row, trump, Fantan rank of each of the 26 declarations).
+T_DECL_K = 12
+T_DECL_TRUMP = T_DECL_K + NUM_DECL
+T_DECL_RANK = T_DECL_TRUMP + NUM_DECL
+#: Offset of contract row 0; row k starts at ``T_ROWS + k * K_WIDTH`` (:func:`_krow`).
+T_ROWS = T_DECL_RANK + NUM_DECL
+#: Card-point masks per contract at most; tricks per deal at most.
+MAX_CARD_POINTS, MAX_TRICKS = 8, 13
+# entries of a contract row: flags and counts, the end mask, the card-point masks and their points, the
+# points of each trick position, the Fantan points by finishing place
+K_POSITIVE, K_FANTAN, K_HEARTS_RULE, K_FORCE_KING, K_PER_TRICK, K_RAVAGE, K_TOTAL, K_NAME, K_END = range(9)
+K_CP_MASK = 9
+K_CP_PTS = K_CP_MASK + MAX_CARD_POINTS
+K_POS_VALS = K_CP_PTS + MAX_CARD_POINTS
+K_FANTAN_PTS = K_POS_VALS + MAX_TRICKS
+K_WIDTH = K_FANTAN_PTS + 4
 M1, M2, M4, H01 = U64(0x5555555555555555), U64(0x3333333333333333), U64(0x0F0F0F0F0F0F0F0F), U64(0x0101010101010101)
 
 
-def jit_tables(t: Tables) -> tuple[np.ndarray, ...]:
-    """The arrays of ``t`` the kernels read: ``(kint [K, 8], kcard [K, 1 + J], kpts [K, J], pos_vals [K, n],
-    fantan_pts [K, 4], decl [3, 26], flags [11])`` (kcard: the end mask, then the scoring card masks)."""
-    kint = np.stack([t.positive, t.fantan, t.hearts_rule, t.force_king, t.per_trick, t.ravage, t.total, t.name_idx],
-                    axis=1).astype(I64)  # fmt: skip
-    kcard = np.concatenate([t.end_mask[:, None], t.cp_mask], axis=1).astype(U64)
-    decl = np.stack([t.decl_k, t.decl_trump, t.decl_rank]).astype(I64)
-    flags = np.array([t.until_broken, t.must_lead_trump, t.overtrump, t.fantan_free_pass, t.ace_again, t.doubling_off,
-                      t.declarer_only, t.split, t.hand_size, int(t.deck), t.rules_word], I64)  # fmt: skip
-    arrays = (kint, kcard, t.cp_pts.astype(I64), t.pos_vals.astype(I64), t.fantan_pts.astype(I64), decl, flags)
-    return tuple(np.ascontiguousarray(a) for a in arrays)
+def jit_tables(t: Tables) -> np.ndarray:
+    """The tables of ``t`` as the kernels read them: one int64 array, the rule switches at ``F_*``, the
+    declarations at ``T_DECL_*``, contract row k at ``T_ROWS + k * K_WIDTH`` (entries ``K_*``; masks as
+    their bits)."""
+    k, j = len(t.names), t.cp_mask.shape[1]
+    if j > MAX_CARD_POINTS or t.hand_size > MAX_TRICKS:
+        raise ValueError(f"{j} card-point masks, {t.hand_size} tricks: the kernels' tables hold at most "
+                         f"{MAX_CARD_POINTS} and {MAX_TRICKS}")  # fmt: skip
+    out = np.zeros(T_ROWS + k * K_WIDTH, I64)
+    out[: F_CARD_POINTS + 1] = [
+        t.until_broken,
+        t.must_lead_trump,
+        t.overtrump,
+        t.fantan_free_pass,
+        t.ace_again,
+        t.doubling_off,
+        t.declarer_only,
+        t.split,
+        t.hand_size,
+        int(t.deck),
+        t.rules_word,
+        j,
+    ]
+    out[T_DECL_K:T_DECL_TRUMP] = t.decl_k
+    out[T_DECL_TRUMP:T_DECL_RANK] = t.decl_trump
+    out[T_DECL_RANK:T_ROWS] = t.decl_rank
+    rows = out[T_ROWS:].reshape(k, K_WIDTH)
+    rows[:, :K_END] = np.stack([t.positive, t.fantan, t.hearts_rule, t.force_king, t.per_trick, t.ravage, t.total,
+                                t.name_idx], axis=1)  # fmt: skip
+    rows[:, K_END] = t.end_mask.view(I64)
+    rows[:, K_CP_MASK : K_CP_MASK + j] = t.cp_mask.view(I64)
+    rows[:, K_CP_PTS : K_CP_PTS + j] = t.cp_pts
+    rows[:, K_POS_VALS : K_POS_VALS + t.hand_size] = t.pos_vals
+    rows[:, K_FANTAN_PTS : K_FANTAN_PTS + 4] = t.fantan_pts
+    return out
+
+
+@helper
+def _krow(k: int) -> int:
+    """Offset of contract row ``k`` in the tables."""
+    return T_ROWS + k * K_WIDTH
 
 
 @helper

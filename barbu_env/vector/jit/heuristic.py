@@ -7,8 +7,8 @@ engine supports; :func:`rollout_scores` plays deals out with it in every seat (P
 below is the scalar form of the Python function it names, with the same floating-point operations in the same
 order, so that both make *exactly* the same choice (the tests compare them decision by decision). The one fact
 the Python rules read from the history, "the last three actions were passes" (Fantan with
-``fantan_pass=free``), is the state's ``pass_run`` counter. The extra tables (``ht``) are
-``vector.heuristic.heuristic_tables``: per contract, the points of each card and whether any card scores.
+``fantan_pass=free``), is the state's ``pass_run`` counter. The extra table (``hv``) is
+``vector.heuristic.heuristic_tables``: per contract row, the points of each card, then whether any card scores.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ from .common import (
     HANDS,
     I64,
     K_FANTAN,
+    K_FANTAN_PTS,
     K_PER_TRICK,
+    K_POS_VALS,
     K_POSITIVE,
     K_RAVAGE,
     K_TOTAL,
@@ -41,6 +43,8 @@ from .common import (
     PASS_RUN,
     PHASE,
     PLAYED,
+    SCORES,
+    T_DECL_K,
     TO_MOVE,
     TRICK_BY,
     TRICK_LEN,
@@ -48,7 +52,7 @@ from .common import (
     TRUMP,
     U0,
     U1,
-    Blocks,
+    _krow,
     _popcount,
     helper,
     parallel,
@@ -88,10 +92,9 @@ def _exp(hand: np.uint64, c: int) -> float:
 
 
 @helper
-def _estimate_negative(hand: np.uint64, k: int, num_tricks: int, declarer: bool, tb: Blocks, ht: Blocks) -> float:
+def _estimate_negative(hand: np.uint64, k: int, num_tricks: int, declarer: bool, t: np.ndarray,
+                       hv: np.ndarray) -> float:  # fmt: skip
     """``heuristic._estimate_negative`` (R4, R9, R10.2)."""
-    kint, pos_vals = tb[0], tb[3]
-    vals, has_vals = ht
     total_exp = 0.0
     m = hand
     while m:
@@ -101,10 +104,10 @@ def _estimate_negative(hand: np.uint64, k: int, num_tricks: int, declarer: bool,
     est = 0.95 * total_exp + (0.6 if declarer else 0.3)
     tricks = est if est < num_tricks else float(num_tricks)
     share = tricks / num_tricks
-    score = kint[k, K_PER_TRICK] * tricks
-    if has_vals[k]:
+    score = t[_krow(k) + K_PER_TRICK] * tricks
+    if hv[k, NUM_CARDS]:
         for c in range(NUM_CARDS):
-            v = vals[k, c]
+            v = hv[k, c]
             if v == 0:
                 continue
             if (hand >> U64(c)) & U1:
@@ -120,8 +123,8 @@ def _estimate_negative(hand: np.uint64, k: int, num_tricks: int, declarer: bool,
             score += v * (p if p < 1.0 else 1.0)
     pos_sum, any_pos = 0, False
     for i in range(num_tricks):
-        pos_sum += pos_vals[k, i]
-        any_pos = any_pos or pos_vals[k, i] != 0
+        pos_sum += t[_krow(k) + K_POS_VALS + i]
+        any_pos = any_pos or t[_krow(k) + K_POS_VALS + i] != 0
     if any_pos:
         long_high = 0
         for s in range(4):
@@ -135,7 +138,7 @@ def _estimate_negative(hand: np.uint64, k: int, num_tricks: int, declarer: bool,
                 i += 1
         p_end = share + 0.08 * long_high
         score += pos_sum * (p_end if p_end < 1.0 else 1.0)
-    rav = kint[k, K_RAVAGE]
+    rav = t[_krow(k) + K_RAVAGE]
     if rav:
         longest = 0
         for s in range(4):
@@ -221,15 +224,15 @@ def _best_fantan_rank(hand: np.uint64, deck: np.uint64) -> int:
 
 
 @helper
-def _estimate(hand: np.uint64, k: int, declarer: bool, trump: int, rank: int, tb: Blocks, ht: Blocks) -> float:
+def _estimate(hand: np.uint64, k: int, declarer: bool, trump: int, rank: int, t: np.ndarray, hv: np.ndarray) -> float:
     """``heuristic.estimate``: the hand's estimated score in contract row ``k``."""
-    kint, fantan_pts, flags = tb[0], tb[4], tb[6]
-    num_tricks = flags[F_HAND_SIZE]
-    deck = U64(flags[F_DECK])
-    if kint[k, K_FANTAN]:
+    num_tricks = t[F_HAND_SIZE]
+    deck = U64(t[F_DECK])
+    if t[_krow(k) + K_FANTAN]:
         n = _popcount(hand & deck)
         rel = n * _fantan_mean_cost(rank, deck) - _fantan_cost(hand, rank, deck)
-        f0, f1, f2, f3 = fantan_pts[k, 0], fantan_pts[k, 1], fantan_pts[k, 2], fantan_pts[k, 3]
+        fp = _krow(k) + K_FANTAN_PTS
+        f0, f1, f2, f3 = t[fp], t[fp + 1], t[fp + 2], t[fp + 3]
         mean = (f0 + f1 + f2 + f3) / 4
         lo, hi = min(min(f0, f1), min(f2, f3)), max(max(f0, f1), max(f2, f3))
         kf = (f0 - f3) / 50
@@ -241,7 +244,7 @@ def _estimate(hand: np.uint64, k: int, declarer: bool, trump: int, rank: int, tb
         x = est if est < hi else float(hi)
         y = 0.8 * lo
         return x if x > y else y
-    if kint[k, K_POSITIVE]:
+    if t[_krow(k) + K_POSITIVE]:
         if trump >= 0:
             tricks = _trump_tricks(hand, trump)
         else:
@@ -249,19 +252,17 @@ def _estimate(hand: np.uint64, k: int, declarer: bool, trump: int, rank: int, tb
             for s in range(4):
                 if (hand >> U64(13 * s + 12)) & U1:
                     tricks += 0.9
-        return kint[k, K_PER_TRICK] * (0.5 * tricks + 0.5 * num_tricks / PLAYERS + (0.3 if declarer else 0.0))
-    return _estimate_negative(hand, k, num_tricks, declarer, tb, ht)
+        return t[_krow(k) + K_PER_TRICK] * (0.5 * tricks + 0.5 * num_tricks / PLAYERS + (0.3 if declarer else 0.0))
+    return _estimate_negative(hand, k, num_tricks, declarer, t, hv)
 
 
 @helper
-def _declaration(st: Blocks, tb: Blocks, ht: Blocks, g: int) -> int:
+def _declaration(x: np.ndarray, t: np.ndarray, hv: np.ndarray, g: int) -> int:
     """``heuristic.choose_declaration`` (R3): the available contract furthest above its table mean."""
-    c4, sc = st[0], st[3]
-    kint, decl, flags = tb[0], tb[5], tb[6]
-    seat = sc[TO_MOVE, g]
-    hand = c4[g, HANDS, seat]
-    deck = U64(flags[F_DECK])
-    avail = sc[AVAIL_DECL, g]
+    seat = x[g, TO_MOVE]
+    hand = U64(x[g, HANDS + seat])
+    deck = U64(t[F_DECK])
+    avail = x[g, AVAIL_DECL]
     best_a, best_v = -1, -1e18
     trump_of_hand, rank_of_hand = _best_trump(hand), _best_fantan_rank(hand, deck)
     for i in range(26):
@@ -277,42 +278,40 @@ def _declaration(st: Blocks, tb: Blocks, ht: Blocks, g: int) -> int:
             trump = a - TRUMPS_BASE
             if trump != trump_of_hand:
                 continue
-        k = decl[0, i]
-        v = _estimate(hand, k, True, trump, rank, tb, ht) - kint[k, K_TOTAL] / PLAYERS
+        k = t[T_DECL_K + i]
+        v = _estimate(hand, k, True, trump, rank, t, hv) - t[_krow(k) + K_TOTAL] / PLAYERS
         if v > best_v:
             best_a, best_v = a, v
     return best_a
 
 
 @helper
-def _double(st: Blocks, tb: Blocks, ht: Blocks, g: int) -> int:
+def _double(x: np.ndarray, t: np.ndarray, hv: np.ndarray, g: int) -> int:
     """``heuristic.choose_double`` (R6): double when the hand beats the table mean by a margin; the legal
     choice nearest that wish (the R6.4 obligation is in the legal doubles)."""
-    c4, sc = st[0], st[3]
-    kint = tb[0]
-    legal = _legal_doubles(st, tb, g)
+    legal = _legal_doubles(x, t, g)
     if legal & (legal - 1) == 0:
         return DOUBLE_BASE + _low(U64(legal))
-    seat, declarer, k = sc[TO_MOVE, g], sc[DECLARER, g], sc[CONTRACT, g]
-    total = kint[k, K_TOTAL]
+    seat, declarer, k = x[g, TO_MOVE], x[g, DECLARER], x[g, CONTRACT]
+    total = t[_krow(k) + K_TOTAL]
     mean = total / 4
-    est = _estimate(c4[g, HANDS, seat], k, seat == declarer, sc[TRUMP, g], sc[FANTAN_RANK, g], tb, ht)
+    est = _estimate(U64(x[g, HANDS + seat]), k, seat == declarer, x[g, TRUMP], x[g, FANTAN_RANK], t, hv)
     adv = est - mean
-    x = abs(total) / 6
-    scale = x if x > 4.0 else 4.0
-    positive = kint[k, K_POSITIVE] != 0
+    spread = abs(total) / 6
+    scale = spread if spread > 4.0 else 4.0
+    positive = t[_krow(k) + K_POSITIVE] != 0
     want = 0
-    for t in range(4):
-        if t == seat:
+    for q in range(4):
+        if q == seat:
             continue
         if seat == declarer:
             wish = adv > 0.5 * scale
-        elif t == declarer:
+        elif q == declarer:
             wish = adv > (0.9 if positive else 0.6) * scale
         else:
             wish = adv > 0.6 * scale
         if wish:
-            want |= 1 << t
+            want |= 1 << q
     best_a, best_v = -1, -1e18
     for j in range(8):
         if not (legal >> j) & 1:
@@ -325,12 +324,11 @@ def _double(st: Blocks, tb: Blocks, ht: Blocks, g: int) -> int:
 
 # ------------------------------------------------------------------------------------------ card play
 @helper
-def _expected_dumps(unseen: np.uint64, c4: np.ndarray, g: int, seat: int, n_after: int, led: int, k: int,
-                    ht: Blocks) -> float:  # fmt: skip
+def _expected_dumps(unseen: np.uint64, x: np.ndarray, g: int, seat: int, n_after: int, led: int, k: int,
+                    hv: np.ndarray) -> float:  # fmt: skip
     """``heuristic._expected_dumps``: penalty points the ``n_after`` players after ``seat`` add to a trick of
     suit ``led`` (a known void dumps its worst possible card, the others follow with an average card)."""
-    vals, has_vals = ht
-    if not has_vals[k]:
+    if not hv[k, NUM_CARDS]:
         return 0.0
     out = 0.0
     suit_cards = unseen & SUIT[led]
@@ -342,10 +340,10 @@ def _expected_dumps(unseen: np.uint64, c4: np.ndarray, g: int, seat: int, n_afte
         while m:
             c = _low(m)
             m &= m - U1
-            total += vals[k, c]
+            total += hv[k, c]
         avg_suit = -total / n_suit
     for j in range(1, n_after + 1):
-        could = unseen & ~c4[g, EXCLUDED, (seat + j) & 3]
+        could = unseen & ~U64(x[g, EXCLUDED + ((seat + j) & 3)])
         if could & SUIT[led]:
             out += avg_suit
         else:
@@ -354,69 +352,66 @@ def _expected_dumps(unseen: np.uint64, c4: np.ndarray, g: int, seat: int, n_afte
             while m:
                 c = _low(m)
                 m &= m - U1
-                if -vals[k, c] > worst:
-                    worst = -vals[k, c]
+                if -hv[k, c] > worst:
+                    worst = -hv[k, c]
             out += 0.8 * worst
     return out
 
 
 @helper
-def _negative_card(st: Blocks, tb: Blocks, ht: Blocks, g: int, seat: int, m: np.uint64) -> int:
+def _negative_card(x: np.ndarray, t: np.ndarray, hv: np.ndarray, g: int, seat: int, m: np.uint64) -> int:
     """``heuristic._negative_card``: P(win) x cost of the trick minus the value of shedding the card."""
-    c4, _, w, sc, _, _ = st
-    kint, pos_vals, flags = tb[0], tb[3], tb[6]
-    vals, has_vals = ht
-    k = sc[CONTRACT, g]
-    hv = has_vals[k]
-    hand = c4[g, HANDS, seat]
-    deck = U64(flags[F_DECK])
-    unseen = deck & ~hand & ~w[PLAYED, g]
-    num_tricks = flags[F_HAND_SIZE]
-    tno = sc[TRICK_NO, g]
+    k = x[g, CONTRACT]
+    scoring = hv[k, NUM_CARDS] != 0
+    hand = U64(x[g, HANDS + seat])
+    deck = U64(t[F_DECK])
+    unseen = deck & ~hand & ~U64(x[g, PLAYED])
+    num_tricks = t[F_HAND_SIZE]
+    tno = x[g, TRICK_NO]
     remaining = num_tricks - tno
-    rav = kint[k, K_RAVAGE]
+    rav = t[_krow(k) + K_RAVAGE]
     ravage = rav / num_tricks if rav else 0.0
-    per_trick = kint[k, K_PER_TRICK]
-    base_now = -((per_trick + pos_vals[k, tno]) + ravage)
+    per_trick = t[_krow(k) + K_PER_TRICK]
+    base_now = -((per_trick + t[_krow(k) + K_POS_VALS + tno]) + ravage)
     future = 0
     for i in range(tno + 1, num_tricks):
-        future += pos_vals[k, i]
+        future += t[_krow(k) + K_POS_VALS + i]
     future_pos = -future - (per_trick + ravage) * (remaining - 1)
     pen_left = 0
-    if hv:
+    if scoring:
         mm = unseen | hand
         while mm:
             c = _low(mm)
             mm &= mm - U1
-            pen_left -= vals[k, c]
+            pen_left -= hv[k, c]
     avg_cost = (future_pos + pen_left) / remaining if remaining else 0.0
-    n_in = sc[TRICK_LEN, g]
+    n_in = x[g, TRICK_LEN]
     n_after = 3 - n_in
-    led, best = sc[LED, g], sc[BEST, g]
+    led, best = x[g, LED], x[g, BEST]
     trick_cost, add, can_hold_later = 0.0, 0.0, U0
     if n_in:
         in_trick = 0
         for q in range(4):
-            b = c4[g, TRICK_BY, q]
+            b = U64(x[g, TRICK_BY + q])
             if b:
-                in_trick += vals[k, _low(b)]
+                in_trick += hv[k, _low(b)]
         trick_cost = base_now - in_trick
-        add = _expected_dumps(unseen, c4, g, seat, n_after, led, k, ht)
+        add = _expected_dumps(unseen, x, g, seat, n_after, led, k, hv)
         for j in range(1, n_after + 1):
-            can_hold_later |= unseen & ~c4[g, EXCLUDED, (seat + j) & 3]
+            can_hold_later |= unseen & ~U64(x[g, EXCLUDED + ((seat + j) & 3)])
     best_c, best_score = -1, 1e18
     mm = m
     while mm:
         c = _low(mm)
         mm &= mm - U1
         s = c // 13
-        pen = -vals[k, c]
+        pen = -hv[k, c]
         su = unseen & SUIT[s]
         if not n_in:  # leading
             h = _popcount(su & HIGHER[c])
             lo = _popcount(su & LOWER[c])
             p_win = 1.0 if h == 0 else (lo / (lo + h)) ** 1.5
-            cost_win = (base_now + pen) + _expected_dumps(unseen, c4, g, seat, n_after, s, k, ht)
+            cost_win = (base_now + pen) + _expected_dumps(unseen, x, g, seat, n_after, s, k, hv)
         elif s == led:
             if c < best:
                 p_win = 0.0
@@ -434,13 +429,13 @@ def _negative_card(st: Blocks, tb: Blocks, ht: Blocks, g: int, seat: int, m: np.
         lo_unseen = _popcount(su & LOWER[c])
         exposure = 1.0 if su == U0 else lo_unseen / (lo_unseen + hi_unseen)
         lower_pen = 0.0
-        if hv and lo_unseen:
+        if scoring and lo_unseen:
             lp = 0
-            x = su & LOWER[c]
-            while x:
-                y = _low(x)
-                x &= x - U1
-                lp -= vals[k, y]
+            lows = su & LOWER[c]
+            while lows:
+                y = _low(lows)
+                lows &= lows - U1
+                lp -= hv[k, y]
             third = 3 * lp / lo_unseen
             lower_pen = third if third < lp else float(lp)
         shed = 0.45 * pen + exposure * (0.6 * avg_cost + 0.35 * lower_pen)
@@ -460,18 +455,17 @@ def _cheapest(m: np.uint64, tmask: np.uint64) -> int:
 
 
 @helper
-def _positive_card(st: Blocks, g: int, seat: int, m: np.uint64, deck: np.uint64) -> int:
+def _positive_card(x: np.ndarray, g: int, seat: int, m: np.uint64, deck: np.uint64) -> int:
     """``heuristic._positive_card`` (Trumps, R5.4, R5.5): draw trumps, cash masters, win cheaply."""
-    c4, _, w, sc, _, _ = st
-    hand = c4[g, HANDS, seat]
-    unseen = deck & ~hand & ~w[PLAYED, g]
-    trump = sc[TRUMP, g]
+    hand = U64(x[g, HANDS + seat])
+    unseen = deck & ~hand & ~U64(x[g, PLAYED])
+    trump = x[g, TRUMP]
     tmask = SUIT[trump]  # SUIT[-1] == 0
-    n_in = sc[TRICK_LEN, g]
+    n_in = x[g, TRICK_LEN]
     n_after = 3 - n_in
     can_hold = U0
     for j in range(1, n_after + 1):
-        can_hold |= unseen & ~c4[g, EXCLUDED, (seat + j) & 3]
+        can_hold |= unseen & ~U64(x[g, EXCLUDED + ((seat + j) & 3)])
     if not n_in:  # leading
         tm = m & tmask
         if tm:
@@ -489,7 +483,7 @@ def _positive_card(st: Blocks, g: int, seat: int, m: np.uint64, deck: np.uint64)
             ruff_risk = False
             if unseen & tmask:
                 for j in range(1, n_after + 1):
-                    ex = c4[g, EXCLUDED, (seat + j) & 3]
+                    ex = U64(x[g, EXCLUDED + ((seat + j) & 3)])
                     if not (unseen & SUIT[s] & ~ex) and unseen & tmask & ~ex:
                         ruff_risk = True
                         break
@@ -499,7 +493,7 @@ def _positive_card(st: Blocks, g: int, seat: int, m: np.uint64, deck: np.uint64)
             if best_c < 0 or k0 > b0 or (k0 == b0 and (k1 > b1 or (k1 == b1 and k2 > b2))):
                 best_c, b0, b1, b2 = c, k0, k1, k2
         return best_c
-    led, best = sc[LED, g], sc[BEST, g]
+    led, best = x[g, LED], x[g, BEST]
     best_suit = best // 13
     best_is_trump = trump >= 0 and best_suit == trump
     winners = U0
@@ -523,7 +517,7 @@ def _positive_card(st: Blocks, g: int, seat: int, m: np.uint64, deck: np.uint64)
             ruff = False
             if s != trump and trump >= 0:
                 for j in range(1, n_after + 1):
-                    could = unseen & ~c4[g, EXCLUDED, (seat + j) & 3]
+                    could = unseen & ~U64(x[g, EXCLUDED + ((seat + j) & 3)])
                     if not could & SUIT[led] and could & tmask:
                         ruff = True
             if not beaten and not ruff:
@@ -547,18 +541,16 @@ def _positive_card(st: Blocks, g: int, seat: int, m: np.uint64, deck: np.uint64)
 
 
 @helper
-def _fantan_card(st: Blocks, tb: Blocks, g: int, seat: int, m: np.uint64) -> int:
+def _fantan_card(x: np.ndarray, t: np.ndarray, g: int, seat: int, m: np.uint64) -> int:
     """``heuristic._fantan_card`` (R7): open one's own cards, not the others'; with ``fantan_pass=free``,
     pass rather than help the others, unless the last three actions were passes."""
-    c4, _, w, sc, _, _ = st
-    flags = tb[6]
     if not m:
         return PASS
-    hand = c4[g, HANDS, seat]
-    deck = U64(flags[F_DECK])
-    played = w[PLAYED, g]
+    hand = U64(x[g, HANDS + seat])
+    deck = U64(t[F_DECK])
+    played = U64(x[g, PLAYED])
     unseen = deck & ~hand & ~played
-    rank = sc[FANTAN_RANK, g]
+    rank = x[g, FANTAN_RANK]
     best_c, best_score = -1, -1e18
     mm = m
     while mm:
@@ -581,52 +573,50 @@ def _fantan_card(st: Blocks, tb: Blocks, g: int, seat: int, m: np.uint64) -> int
                  + 0.8 * _popcount(hand & beyond) - 0.3 * _popcount(unseen & beyond))  # fmt: skip
         if score > best_score:
             best_c, best_score = c, score
-    if flags[F_FREE_PASS] and best_score < -1.5 and _popcount(hand) > 2 and sc[PASS_RUN, g] < PLAYERS - 1:
+    if t[F_FREE_PASS] and best_score < -1.5 and _popcount(hand) > 2 and x[g, PASS_RUN] < PLAYERS - 1:
         return PASS
     return best_c
 
 
 @helper
-def _heuristic_game(st: Blocks, tb: Blocks, ht: Blocks, g: int) -> int:
+def _heuristic_game(x: np.ndarray, t: np.ndarray, hv: np.ndarray, g: int) -> int:
     """``heuristic.heuristic_action`` for the seat on move of game g; -1 once the deal is over."""
-    sc = st[3]
-    phase = sc[PHASE, g]
+    phase = x[g, PHASE]
     if phase == PLAY or phase == FANTAN_PLAY:
-        seat = sc[TO_MOVE, g]
-        m = _legal_cards(st, tb, g)
+        seat = x[g, TO_MOVE]
+        m = _legal_cards(x, t, g)
         if phase == FANTAN_PLAY:
-            return _fantan_card(st, tb, g, seat, m)
+            return _fantan_card(x, t, g, seat, m)
         if m & (m - U1) == U0:
             return _low(m)
-        if tb[0][sc[CONTRACT, g], K_POSITIVE]:
-            return _positive_card(st, g, seat, m, U64(tb[6][F_DECK]))
-        return _negative_card(st, tb, ht, g, seat, m)
+        if t[_krow(x[g, CONTRACT]) + K_POSITIVE]:
+            return _positive_card(x, g, seat, m, U64(t[F_DECK]))
+        return _negative_card(x, t, hv, g, seat, m)
     if phase == DECLARE:
-        return _declaration(st, tb, ht, g)
+        return _declaration(x, t, hv, g)
     if phase == DOUBLE:
-        return _double(st, tb, ht, g)
+        return _double(x, t, hv, g)
     return -1
 
 
 @parallel
-def heuristic_actions(st: Blocks, tb: Blocks, ht: Blocks, want: np.ndarray, out: np.ndarray) -> None:
+def heuristic_actions(x: np.ndarray, t: np.ndarray, hv: np.ndarray, want: np.ndarray, out: np.ndarray) -> None:
     """``out[g]``: the heuristic's action for the seat on move of each game g with ``want[g]`` (-1 for games
     over); other entries are left as they are."""
     for g in prange(out.shape[0]):
         if want[g]:
-            out[g] = _heuristic_game(st, tb, ht, g)
+            out[g] = _heuristic_game(x, t, hv, g)
 
 
 @parallel
-def rollout_scores(st: Blocks, tb: Blocks, ht: Blocks, first: np.ndarray, seat: int, out: np.ndarray) -> None:
+def rollout_scores(x: np.ndarray, t: np.ndarray, hv: np.ndarray, first: np.ndarray, seat: int, out: np.ndarray) -> None:
     """Per game g: apply ``first[g]`` (legal, for the seat on move), then the heuristic in every seat until the
     deal is over (``agents.heuristic.rollout``); ``out[g]``: the deal score of ``seat``."""
-    sc, scores = st[3], st[5]
     for g in prange(out.shape[0]):
-        over = _apply_game(st, tb, g, first[g])
-        while not over and sc[PHASE, g] != OVER:
-            over = _apply_game(st, tb, g, _heuristic_game(st, tb, ht, g))
-        out[g] = scores[g, seat]
+        over = _apply_game(x, t, g, first[g])
+        while not over and x[g, PHASE] != OVER:
+            over = _apply_game(x, t, g, _heuristic_game(x, t, hv, g))
+        out[g] = x[g, SCORES + seat]
 
 
 __all__ = ["heuristic_actions", "rollout_scores"]

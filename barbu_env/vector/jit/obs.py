@@ -30,6 +30,7 @@ from .common import (
     FANTAN_RANK,
     FIN_PLACE,
     HANDS,
+    HEARTS_BROKEN,
     K_NAME,
     LEADER,
     MUST_DOUBLE,
@@ -46,7 +47,7 @@ from .common import (
     TRUMP,
     U0,
     U1,
-    Blocks,
+    _krow,
     _popcount,
     _rot4,
     helper,
@@ -76,93 +77,90 @@ def _put(words: np.ndarray, g: int, v: np.uint64, off: int) -> None:
 
 
 @helper
-def _pack(st: Blocks, tb: Blocks, g: int, s: int, words: np.ndarray, num: np.ndarray, at: int) -> None:
+def _pack(x: np.ndarray, t: np.ndarray, g: int, s: int, words: np.ndarray, num: np.ndarray, at: int) -> None:
     """The observation of seat s in game g (rotated to s, R1.3), packed: binary entries into ``words[g]``
     (uint64 [B, NUM_WORDS], entry i = bit i % 64 of word i // 64), the numeric deal part into
     ``num[g, at : at + 16]``."""
-    c4, i4, w, sc, hb, _ = st
-    kint, _, _, _, _, _, flags = tb
     for i in range(NUM_WORDS):
         words[g, i] = U0
     if s < 0:
         for i in range(16):
             num[g, at + i] = 0.0
         return
-    hand = c4[g, HANDS, s]
-    open_ = U64(flags[F_DECK]) & ~w[PLAYED, g] & ~hand
+    hand = U64(x[g, HANDS + s])
+    open_ = U64(t[F_DECK]) & ~U64(x[g, PLAYED]) & ~hand
     _put(words, g, hand, O_HAND)
     _put(words, g, open_, O_UNSEEN)
     void = 0
     dbl = 0
     fin = 0
-    hn = float(flags[F_HAND_SIZE])
+    hn = float(t[F_HAND_SIZE])
     for r in range(4):
         q = (s + r) & 3
-        _put(words, g, c4[g, PLAYED_BY, q], O_PLAYED + 52 * r)
-        _put(words, g, c4[g, TRICK_BY, q], O_TRICK + 52 * r)
-        _put(words, g, c4[g, CAPTURED, q], O_CAPTURED + 52 * r)
-        _put(words, g, c4[g, EXCLUDED, q], O_EXCLUDED + 52 * r)
-        x = hand if r == 0 else open_ & ~c4[g, EXCLUDED, q]  # void: no open card the seat may hold
+        _put(words, g, U64(x[g, PLAYED_BY + q]), O_PLAYED + 52 * r)
+        _put(words, g, U64(x[g, TRICK_BY + q]), O_TRICK + 52 * r)
+        _put(words, g, U64(x[g, CAPTURED + q]), O_CAPTURED + 52 * r)
+        excl = U64(x[g, EXCLUDED + q])
+        _put(words, g, excl, O_EXCLUDED + 52 * r)
+        held = hand if r == 0 else open_ & ~excl  # void: no open card the seat may hold
         for j in range(4):
-            if x & SUIT[j] == 0:
+            if held & SUIT[j] == 0:
                 void |= 1 << (4 * r + j)
-        dbl |= _rot4(i4[g, DOUBLES, q], s) << (4 * r)
-        fp = i4[g, FIN_PLACE, q]
+        dbl |= _rot4(x[g, DOUBLES + q], s) << (4 * r)
+        fp = x[g, FIN_PLACE + q]
         if fp >= 0:
             fin |= 1 << (4 * r + fp)
         # numeric part: tricks won, cards left, running points, passes (R5.3, R7.3)
-        num[g, at + r] = i4[g, TRICKS_WON, q] / hn
-        num[g, at + 4 + r] = _popcount(c4[g, HANDS, q]) / hn
-        num[g, at + 8 + r] = i4[g, POINTS, q] / POINT_SCALE
-        num[g, at + 12 + r] = i4[g, PASSES, q] / hn
-    k, phase = sc[CONTRACT, g], sc[PHASE, g]
-    a = void | 1 << (S_TRICK_NO + min(sc[TRICK_NO, g], flags[F_HAND_SIZE] - 1))
+        num[g, at + r] = x[g, TRICKS_WON + q] / hn
+        num[g, at + 4 + r] = _popcount(U64(x[g, HANDS + q])) / hn
+        num[g, at + 8 + r] = x[g, POINTS + q] / POINT_SCALE
+        num[g, at + 12 + r] = x[g, PASSES + q] / hn
+    k, phase = x[g, CONTRACT], x[g, PHASE]
+    a = void | 1 << (S_TRICK_NO + min(x[g, TRICK_NO], t[F_HAND_SIZE] - 1))
     if k >= 0:
-        a |= 1 << (S_CONTRACT + kint[k, K_NAME])
-    if sc[TRUMP, g] >= 0:
-        a |= 1 << (S_TRUMP + sc[TRUMP, g])
-    if sc[FANTAN_RANK, g] >= 0:
-        a |= 1 << (S_FANTAN_RANK + sc[FANTAN_RANK, g])
-    a |= 1 << (S_DECLARER + ((sc[DECLARER, g] - s) & 3))
-    c = 1 << ((sc[LEADER, g] - s) & 3)
+        a |= 1 << (S_CONTRACT + t[_krow(k) + K_NAME])
+    if x[g, TRUMP] >= 0:
+        a |= 1 << (S_TRUMP + x[g, TRUMP])
+    if x[g, FANTAN_RANK] >= 0:
+        a |= 1 << (S_FANTAN_RANK + x[g, FANTAN_RANK])
+    a |= 1 << (S_DECLARER + ((x[g, DECLARER] - s) & 3))
+    c = 1 << ((x[g, LEADER] - s) & 3)
     if phase != OVER:
-        c |= 1 << (S_TO_MOVE + ((sc[TO_MOVE, g] - s) & 3))
+        c |= 1 << (S_TO_MOVE + ((x[g, TO_MOVE] - s) & 3))
     c |= 1 << (S_PHASE + phase)
     c |= dbl << S_DOUBLES
-    c |= _rot4(DONE_ABS[sc[DECLARER, g], sc[DOUBLE_STEP, g]], s) << S_DOUBLED_DONE
-    c |= _rot4(sc[MUST_DOUBLE, g], s) << S_MUST_DOUBLE
-    c |= sc[AVAIL_NAMES, g] << S_AVAILABLE
-    if hb[g]:
+    c |= _rot4(DONE_ABS[x[g, DECLARER], x[g, DOUBLE_STEP]], s) << S_DOUBLED_DONE
+    c |= _rot4(x[g, MUST_DOUBLE], s) << S_MUST_DOUBLE
+    c |= x[g, AVAIL_NAMES] << S_AVAILABLE
+    if x[g, HEARTS_BROKEN] != 0:
         c |= 1 << S_HEARTS_BROKEN
     _put(words, g, U64(a), O_SMALL_A)
     _put(words, g, U64(c), O_SMALL_C)
-    _put(words, g, w[PLAYABLE, g], O_PLAYABLE)
-    _put(words, g, U64(fin | (flags[F_RULES_WORD] << S_RULES)), O_SMALL_F)
+    _put(words, g, U64(x[g, PLAYABLE]), O_PLAYABLE)
+    _put(words, g, U64(fin | (t[F_RULES_WORD] << S_RULES)), O_SMALL_F)
 
 
 @helper
-def _mask_row(low: np.ndarray, high: np.ndarray, g: int, on_move: bool, out: np.ndarray) -> None:
-    """Row g of ``out`` (int8 [B, NUM_ACTIONS]): the legal words of game g as a mask; a zero row unless ``on_move``."""
-    lo = low[g] if on_move else U0
-    hi = high[g] if on_move else U0
+def _mask_row(low: np.uint64, high: np.uint64, g: int, out: np.ndarray) -> None:
+    """Row g of ``out`` (int8 [B, NUM_ACTIONS]): the legal words ``low``, ``high`` as a mask."""
     for a in range(DECLARE_BASE):
-        out[g, a] = (lo >> U64(a)) & U1
+        out[g, a] = (low >> U64(a)) & U1
     for a in range(DECLARE_BASE, NUM_ACTIONS):
-        out[g, a] = (hi >> U64(a - DECLARE_BASE)) & U1
+        out[g, a] = (high >> U64(a - DECLARE_BASE)) & U1
 
 
 @helper
-def _obs_row(st: Blocks, tb: Blocks, g: int, s: int, words: np.ndarray, obs: np.ndarray) -> None:
+def _obs_row(x: np.ndarray, t: np.ndarray, g: int, s: int, words: np.ndarray, obs: np.ndarray) -> None:
     """Row g of ``obs`` (float32 [B, OBS_SIZE]) is the observation of seat
     ``s`` (zero if -1), written whole, via the packed words ``words[g]``."""
-    _pack(st, tb, g, s, words, obs, NUM_PART)
+    _pack(x, t, g, s, words, obs, NUM_PART)
     for i in range(NUM_WORDS - 1):  # the binary entries, 64 per word
-        x = words[g, i]
+        w = words[g, i]
         for b in range(64):
-            obs[g, 64 * i + b] = np.float32((x >> U64(b)) & U1)
-    x = words[g, NUM_WORDS - 1]
+            obs[g, 64 * i + b] = np.float32((w >> U64(b)) & U1)
+    w = words[g, NUM_WORDS - 1]
     for b in range(LAST_WORD_BITS):
-        obs[g, 64 * (NUM_WORDS - 1) + b] = np.float32((x >> U64(b)) & U1)
+        obs[g, 64 * (NUM_WORDS - 1) + b] = np.float32((w >> U64(b)) & U1)
     for i in range(FILLED, NUM_PART):  # match-only blocks
         obs[g, i] = 0.0
     for i in range(NUM_PART + 16, OBS_SIZE):
@@ -170,34 +168,34 @@ def _obs_row(st: Blocks, tb: Blocks, g: int, s: int, words: np.ndarray, obs: np.
 
 
 @parallel
-def observe(st: Blocks, tb: Blocks, seat: np.ndarray, low: np.ndarray, high: np.ndarray, words: np.ndarray,
+def observe(x: np.ndarray, t: np.ndarray, seat: np.ndarray, low: np.ndarray, high: np.ndarray, words: np.ndarray,
             obs: np.ndarray, mask: np.ndarray) -> None:  # fmt: skip
     """Row g of ``obs`` (float32 [B, OBS_SIZE]) is the observation of
     ``seat[g]`` (zero if -1), written whole; row g of ``mask`` the legal actions if that seat is on move.
     ``words`` (uint64 [B, NUM_WORDS]) is scratch, left holding the packed observations."""
-    sc = st[3]
     for g in prange(seat.shape[0]):
         s = seat[g]
-        _obs_row(st, tb, g, s, words, obs)
-        _mask_row(low, high, g, s >= 0 and s == sc[TO_MOVE, g] and sc[PHASE, g] != OVER, mask)
+        _obs_row(x, t, g, s, words, obs)
+        on_move = s >= 0 and s == x[g, TO_MOVE] and x[g, PHASE] != OVER
+        _mask_row(low[g] if on_move else U0, high[g] if on_move else U0, g, mask)
 
 
 @parallel
-def observe_packed(st: Blocks, tb: Blocks, seat: np.ndarray, low: np.ndarray, high: np.ndarray, words: np.ndarray,
-                   num: np.ndarray, mask: np.ndarray) -> None:  # fmt: skip
+def observe_packed(x: np.ndarray, t: np.ndarray, seat: np.ndarray, low: np.ndarray, high: np.ndarray,
+                   words: np.ndarray, num: np.ndarray, mask: np.ndarray) -> None:  # fmt: skip
     """The packed observations of ``seat`` (``words`` uint64 [B, NUM_WORDS], ``num`` float32 [B, 16]) and
     the masks of the games whose seat on move is ``seat[g]`` (``mask``)."""
     for g in prange(seat.shape[0]):
         s = seat[g]
-        _pack(st, tb, g, s, words, num, 0)
-        _mask_row(low, high, g, s >= 0, mask)
+        _pack(x, t, g, s, words, num, 0)
+        _mask_row(low[g] if s >= 0 else U0, high[g] if s >= 0 else U0, g, mask)
 
 
 @parallel
 def masks(low: np.ndarray, high: np.ndarray, out: np.ndarray) -> None:
     """``out`` (int8 [B, NUM_ACTIONS]): the masks of the legal words."""
     for g in prange(low.shape[0]):
-        _mask_row(low, high, g, True, out)
+        _mask_row(low[g], high[g], g, out)
 
 
 @parallel

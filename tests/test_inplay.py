@@ -1,0 +1,215 @@
+"""The deal-in-play seam (``barbu_env.inplay``): the compiled play against the engine play on the same deals and
+actions, seat by seat (observations, masks, seats, refusals, scores, the rebuilt ``Deal``), in deal and match
+mode, and the env's public behaviour around it (copies, pickles, a deal changed by its reader, RULES.md R3-R9)."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import barbu_env
+from barbu_env.contracts import contract_table
+from barbu_env.engine.deal import Deal, deal_hands
+from barbu_env.engine.match import Match
+from barbu_env.inplay import CompiledPlay, EnginePlay, mirror_for
+from barbu_env.observation import encode
+from barbu_env.rules import load_rules
+
+CLASSIC_PRESETS = ["classic", "ravage_city", "basic52", "basic32", "salad", "rotate", "spanish", "online"]
+OPTIONS = [
+    {"doubling": "off"},
+    {"doubling": "declarer_only", "undoubled_negative": "split"},
+    {"fantan_pass": "free", "ace_plays_again": True},
+    {"overtrump": "yes", "trump_lead": "free"},
+    {"hearts_lead": "until_broken", "king_discard": "forced"},
+]
+
+
+def _contracts(rules) -> list[str | None]:
+    """Every contract text of the rules (trumps in two suits, Fantan at two ranks), and None (declaration)."""
+    out: list[str | None] = [None]
+    for name in contract_table(rules):
+        out += {"trumps": ["trumps:S", "trumps:H"], "fantan": ["fantan:7", "fantan:10"]}.get(name, [name])
+    return out
+
+
+def _same_deal(a: Deal, b: Deal) -> None:
+    """Every public slot of the two deals is equal."""
+    for name in Deal.__slots__:
+        if not name.startswith("_"):
+            assert getattr(a, name, None) == getattr(b, name, None), name
+
+
+def _compare(fast, slow, n: int, rng: np.random.Generator) -> int:
+    """Play ``fast`` and ``slow`` (same deal) with the same random actions, some illegal; compare every seat."""
+    looked = 0
+    while True:
+        assert fast.seat == slow.seat
+        for seat in rng.permutation(n)[: rng.integers(1, n + 1)]:
+            assert fast.observe(int(seat)).tobytes() == slow.observe(int(seat)).tobytes(), seat
+            looked += 1
+        if fast.seat < 0:
+            assert fast.scores() == slow.scores()
+            _same_deal(fast.deal(), slow.deal())
+            return looked
+        mask = slow.mask()
+        assert fast.mask().tobytes() == mask.tobytes()
+        if rng.random() < 0.1:
+            bad = np.flatnonzero(mask == 0)
+            a = int(bad[rng.integers(len(bad))])
+            assert not fast.apply(a) and not slow.apply(a)  # refused, nothing changed
+            continue
+        if rng.random() < 0.05:
+            _same_deal(fast.deal(), slow.deal())
+        legal = np.flatnonzero(mask)
+        a = int(legal[rng.integers(len(legal))])
+        assert fast.apply(a) and slow.apply(a)
+
+
+def _deal_mode(kwargs: dict, seed: int, deals: int) -> int:
+    rules = load_rules(kwargs.get("rules"), **{k: v for k, v in kwargs.items() if k != "rules"})
+    mirror = mirror_for(rules)
+    assert mirror is not None
+    rng = np.random.default_rng(seed)
+    contracts = _contracts(rules)
+    looked = 0
+    for k in range(deals):
+        hands = deal_hands(rng, rules)
+        contract = contracts[rng.integers(len(contracts))]
+        declarer = int(rng.integers(4))
+        fast = CompiledPlay.start(mirror, hands, declarer, contract, drawn=bool(k % 2))
+        slow = EnginePlay(Deal.from_hands(hands, declarer, contract, rules))
+        looked += _compare(fast, slow, 4, rng)
+    return looked
+
+
+@pytest.mark.parametrize("preset", CLASSIC_PRESETS)
+def test_compiled_play_equals_engine_play_presets(preset):
+    assert _deal_mode({"rules": preset}, 1, deals=6) > 300
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_compiled_play_equals_engine_play_options(options):
+    assert _deal_mode(options, 2, deals=6) > 300
+
+
+@pytest.mark.parametrize("preset", ["classic", "rotate", "spanish", "basic32"])
+def test_compiled_play_equals_engine_play_in_a_match(preset):
+    """A whole match (R2): each deal's compiled play, match blocks included, against the engine play."""
+    rules = load_rules(preset)
+    mirror = mirror_for(rules)
+    rng = np.random.default_rng(5)
+    m = Match(rules, 3)
+    while not m.is_over:
+        slow = EnginePlay(m.deal.clone(), m)
+        fast = CompiledPlay.load(mirror, m.deal, m)
+        if fast is None:  # an R2.4 tie-break deal is played under other rules: the engine plays it
+            assert m.deal_no >= m.num_deals
+            fast = EnginePlay(m.deal, m)
+        _compare(fast, slow, 4, rng)
+        m.deal = slow.deal()
+        m.end_deal()
+
+
+def test_no_compiled_play_for_king():
+    assert mirror_for(load_rules("king")) is None and mirror_for(load_rules("king3")) is None
+
+
+def test_mirror_start_learns_the_set_up():
+    """``Mirror.start`` without a Deal gives the same row, mask and seat as ``load`` of the built Deal."""
+    from barbu_env.rules import Rules
+    from barbu_env.vector.single import Mirror
+
+    contracts = _contracts(Rules())
+    for rules in (Rules(), Rules(doubling="off")):
+        a, b = Mirror(rules), Mirror(rules)
+        rng = np.random.default_rng(0)
+        seen: set[tuple[int, str | None]] = set()
+        for k in range(60):
+            hands = deal_hands(rng, rules)
+            declarer, contract = k % 4, contracts[k % len(contracts)]
+            built = a.start(hands, declarer, contract)
+            assert (built is None) == ((declarer, contract) in seen)
+            seen.add((declarer, contract))
+            b.load(Deal.from_hands(hands, declarer, contract, rules))
+            assert a.seat == b.seat
+            assert a.row.tobytes() == b.row.tobytes() and a.mask.tobytes() == b.mask.tobytes()
+
+
+def _first(e) -> int:
+    return int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0])
+
+
+@pytest.mark.parametrize("mode", ["deal", "match"])
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copies_mid_deal_play_on_alone(mode, how):
+    """A deepcopy or pickle of the env mid-deal plays on by itself; the original is untouched."""
+    e = barbu_env.raw_env(mode=mode)
+    e.reset(seed=6)
+    for _ in range(10):
+        e.step(_first(e))
+    c = copy.deepcopy(e) if how == "deepcopy" else pickle.loads(pickle.dumps(e))
+    ref = copy.deepcopy(e)
+    for _ in range(70):
+        if all(c.terminations.values()):
+            break
+        c.step(_first(c))
+        ref.step(_first(ref))
+        for agent in c.possible_agents:
+            assert c.observe(agent)["observation"].tobytes() == ref.observe(agent)["observation"].tobytes()
+    assert c.rewards == ref.rewards
+    assert len(e.deal.history) == 10 and len(c.deal.history) != 10
+    for s, agent in enumerate(e.possible_agents):
+        assert np.array_equal(e.observe(agent)["observation"], encode(e.deal, s, e.match))
+
+
+def _finish(e) -> list[float]:
+    """Play the rest of the deal with each seat's first legal action; the rewards of its last step."""
+    while not all(e.terminations.values()):
+        e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[0]))
+    return [e.rewards[a] for a in e.possible_agents]
+
+
+def test_unpickled_in_a_fresh_process_steps(tmp_path):
+    """An env pickled mid-deal steps in a new process (where the compiled kernels are not loaded yet) and ends
+    the deal with the same rewards (R8.1)."""
+    import ast
+    import inspect
+    import subprocess
+    import sys
+
+    e = barbu_env.raw_env(mode="deal", contract="no_queens")
+    e.reset(seed=3)
+    for _ in range(9):
+        e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[-1]))
+    path = tmp_path / "env.pkl"
+    path.write_bytes(pickle.dumps(e))
+    code = (f"import pickle, numpy as np\n{inspect.getsource(_finish)}\n"
+            f"e = pickle.loads(open({str(path)!r}, 'rb').read())\nprint(repr(_finish(e)))\n")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert ast.literal_eval(out) == _finish(e)
+
+
+def test_a_deal_changed_by_its_reader_is_followed():
+    """``env.deal`` hands over the engine's Deal: an action applied to it outside ``step`` (or an R8.2 renege) is
+    what the observations show next."""
+    e = barbu_env.raw_env(mode="deal", contract="no_tricks", doubling="off")
+    e.reset(seed=3)
+    e.step(_first(e))
+    d = e.deal
+    d.apply(d.legal_actions()[0])
+    seat = d.to_move
+    o = e.observe(e.possible_agents[seat])
+    assert np.array_equal(o["observation"], encode(d, seat))
+    assert np.flatnonzero(o["action_mask"]).tolist() == d.legal_actions()
+    e = barbu_env.raw_env(mode="deal", contract="no_tricks", illegal_action="renege", doubling="off")
+    e.reset(seed=2)
+    e.step(_first(e))
+    hand = e.deal.hands[e.deal.to_move]
+    e.step(next(c for c in range(52) if not hand >> c & 1))  # R8.2: the deal ends with the penalty
+    assert e.deal.is_over and all(e.terminations.values())
+    for s, agent in enumerate(e.possible_agents):
+        assert np.array_equal(e.observe(agent)["observation"], encode(e.deal, s))
