@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv train test lint bench clean
+.PHONY: venv train test lint bench docs clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml Makefile
 	-$(PY) -m pip install -q -e ".[sb3]" "torch==2.13.0"
 	-$(PY) -m pip install -q -e ".[torchrl]" "torch==2.13.0"
 	-$(PY) -m pip install -q -e ".[rllib]" "torch==2.13.0"
+	-$(PY) -m pip install -q -e ".[tianshou]" "torch==2.13.0"
+	# the documentation site (make docs): optional
+	-$(PY) -m pip install -q -e ".[docs]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -33,8 +36,12 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
+# The documentation site (MkDocs Material, API pages from the docstrings) into site/; any warning fails.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
 bench: $(STAMP)
 	$(PY) -m barbu_env.benchmark
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build site *.egg-info

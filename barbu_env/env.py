@@ -13,7 +13,8 @@ or 5 players, R11.4, has 3 or 5). docs/ENVIRONMENT.md describes every option; in
   naming the legal actions), ``"renege"`` (R8.2, see :meth:`raw_env.step`) or ``"terminate"`` (the offender
   gets ``-illegal_penalty * reward_scale``, finite, >= 0, default 100; the episode ends). Only an action id
   can be illegal: a wrong type is a ``ValueError`` in every mode.
-- ``render_mode``: ``None``, ``"ansi"`` or ``"human"``; ``render_hands``: ``"current"``, ``"all"``, ``"none"``.
+- ``render_mode``: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (an H×W×3 ``uint8`` picture,
+  :mod:`barbu_env.render_image`); ``render_hands``: ``"current"``, ``"all"``, ``"none"``.
 
 Rewards: when a deal ends each seat gets that deal's score (contract + settlement, R8.1), so rewards sum to the
 match total (R8.3) or the deal score; under Barbu King the negated score (``rules.score_sign``, R11).
@@ -379,13 +380,20 @@ class raw_env(AECEnv):
             cum[ag] += r
         self._credited = True
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            warnings.warn("render() called with render_mode=None: pass render_mode='ansi' or 'human'", stacklevel=2)
+            warnings.warn(
+                "render() called with render_mode=None: pass render_mode='ansi', 'human' or 'rgb_array'", stacklevel=2
+            )
             return None
         if self._play is None:
             raise checks.not_running("render()", started=False)
-        text = render_text(self._engine().deal(), self.match, self.render_hands)
+        deal = self._engine().deal()
+        if self.render_mode == "rgb_array":  # a picture of the table (Pillow, imported on first use)
+            from .render_image import render_image
+
+            return render_image(deal, self.match, self.render_hands)
+        text = render_text(deal, self.match, self.render_hands)
         if self.render_mode == "human":
             print(text + "\n")
             return None

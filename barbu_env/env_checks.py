@@ -22,7 +22,7 @@ from .rules import OPTION_NAMES, Rules
 
 MODES = ("match", "deal")
 ILLEGAL_MODES = ("raise", "renege", "terminate")
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
 ENV_OPTIONS = (
     "mode", "contract", "declarer", "rules", "reward_scale", "illegal_action", "illegal_penalty",
     "render_mode", "render_hands",

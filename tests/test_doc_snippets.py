@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ROOT / "docs" / "FRAMEWORKS.md"
 #: Framework module needed by a block -> the module to import-or-skip.
-NEEDS = {"sb3_contrib": "sb3_contrib", "torchrl": "torchrl", "wrappers.rllib": "ray.rllib"}
+NEEDS = {"sb3_contrib": "sb3_contrib", "torchrl": "torchrl", "wrappers.rllib": "ray.rllib", "tianshou": "tianshou"}
 
 
 def python_blocks(text: str) -> list[str]:
@@ -38,14 +38,14 @@ def test_readme_quick_start_runs(tmp_path, monkeypatch):
     assert sum(env.deal.scores) == -24  # No queens: four queens at -6 each (R4)
 
 
-def test_section_has_the_three_snippets():
+def test_section_has_the_four_snippets():
     blocks = snippets()
-    assert len(blocks) == 3
-    assert [next(k for k in NEEDS if k in b) for b in blocks] == ["sb3_contrib", "torchrl", "wrappers.rllib"]
+    assert len(blocks) == 4
+    assert [next(k for k in NEEDS if k in b) for b in blocks] == list(NEEDS)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("index", range(3), ids=["sb3", "torchrl", "rllib"])
+@pytest.mark.parametrize("index", range(4), ids=["sb3", "torchrl", "rllib", "tianshou"])
 def test_snippet_runs(index, tmp_path, monkeypatch):
     code = snippets()[index]
     for key, module in NEEDS.items():
@@ -60,14 +60,17 @@ def test_snippet_runs(index, tmp_path, monkeypatch):
 
         # the snippet's build_algo() uses this instance (never a stale default cluster left by `ray start`)
         ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+    namespace: dict = {"__name__": "__readme__"}
     try:
-        exec(compile(code, f"docs/FRAMEWORKS.md snippet {index + 1}", "exec"), {"__name__": "__readme__"})
+        exec(compile(code, f"docs/FRAMEWORKS.md snippet {index + 1}", "exec"), namespace)
     finally:
         torch.set_num_threads(threads)
         if "rllib" in code:
             import ray
 
             ray.shutdown()
+    if "tianshou" in code:  # the trainer stepped the envs and finished whole deals
+        assert namespace["result"].train_step >= 300 and namespace["result"].train_episode >= 1
     if "export_policies" in code:
         assert sorted(p.name for p in (tmp_path / "runs/readme_rllib/policies").iterdir()) == [
             "no_queens.pt",

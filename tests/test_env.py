@@ -376,7 +376,7 @@ def test_unknown_reset_option_warns():
         ({"doubling": "sometimes"}, "doubling"),
         ({"rules": "no_such_preset"}, "unknown rules"),
         ({"reward_scale": float("nan")}, "reward_scale"),
-        ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"render_mode": "rgb"}, r"expected None or one of \('ansi', 'human', 'rgb_array'\)"),
     ],
 )
 def test_constructor_errors(kwargs, message):

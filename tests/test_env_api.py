@@ -65,7 +65,7 @@ def test_metadata_and_spaces():
     e = barbu_env.env()
     md = e.unwrapped.metadata
     assert md["name"] == "barbu_v0" and md["is_parallelizable"] is False
-    assert set(md["render_modes"]) == {"ansi", "human"}
+    assert set(md["render_modes"]) == {"ansi", "human", "rgb_array"}
     assert e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     for a in e.possible_agents:
         assert e.action_space(a).n == barbu_env.NUM_ACTIONS == 87

@@ -55,6 +55,9 @@ def test_gymnasium_check_env_passes():
         env = BarbuSingleAgentEnv(opponents="random", contracts=["no_queens", "trumps", "fantan"], doubling="off",
                                   dict_obs=dict_obs, seed=0)  # fmt: skip
         check_env(env, skip_render_check=True)
+    env = BarbuSingleAgentEnv(opponents="heuristic", rules="king5", seed=0)
+    check_env(env, skip_render_check=True)
+    assert env.observation_space.shape == (1427,) and len(env.opponents) == 4  # R11.4: 5 seats
 
 
 @pytest.mark.parametrize(
@@ -72,6 +75,10 @@ def test_gymnasium_check_env_passes():
             12,
         ),
         ({"mode": "match", "opponents": "heuristic", "seat": "random"}, 1),
+        # Barbu King (R11.4): 3 and 5 seats, its own observation layout, rewards = minus the points (R11)
+        ({"mode": "deal", "rules": "king3", "opponents": "heuristic"}, 8),
+        ({"mode": "deal", "rules": "king5", "opponents": ["random"] * 4, "contracts": ["no_hearts", "fantan"]}, 8),
+        ({"mode": "match", "rules": "king3", "short": True, "opponents": "heuristic", "seat": 1}, 1),
     ],
 )
 def test_single_agent_rewards_are_the_learners_own_points(kwargs, episodes):
@@ -91,8 +98,9 @@ def test_single_agent_rewards_are_the_learners_own_points(kwargs, episodes):
             total += reward
         raw, seat = env.raw, env.seat
         expected = raw.match.totals[seat] if raw.match is not None else raw.deal.scores[seat]
-        assert total == pytest.approx(expected)
+        assert total == pytest.approx(raw.rules.score_sign * expected)
         assert info["points"] == expected
+        assert env.observation_space.contains(env._obs())
         if raw.match is None:
             ended_on_opponent += raw.deal.history[-1][0] != seat
     if kwargs["mode"] == "deal":
@@ -244,7 +252,7 @@ def _rllib_episode(env, rng):
         for k, v in rew.items():
             sums[k] = sums.get(k, 0.0) + v
         if term["__all__"]:
-            assert len(obs) == 4 and all(term[k] for k in obs)
+            assert len(obs) == env.raw.num_players and all(term[k] for k in obs)
             return sums, {k: e.get_return() for k, e in episode.agent_episodes.items()}, episode
 
 
@@ -254,6 +262,8 @@ def _rllib_episode(env, rng):
         {"mode": "deal", "contracts": ["no_queens", "trumps", "fantan"], "agent_ids": "contract", "seed": 0},
         {"mode": "deal", "declarer": "random", "seed": 1},  # declared in-episode, doubling on
         {"mode": "match", "rules": "basic32", "seed": 2},
+        {"mode": "deal", "rules": "king5", "contracts": ["no_tricks", "fantan"], "agent_ids": "contract", "seed": 3},
+        {"mode": "match", "rules": "king3", "short": True, "seed": 4},  # R11.3, R11.4
     ],
 )
 def test_rllib_env_rewards_reach_every_seat(config):
@@ -266,8 +276,10 @@ def test_rllib_env_rewards_reach_every_seat(config):
     for _ in range(3 if config["mode"] == "deal" else 1):
         sums, returns, episode = _rllib_episode(env, rng)
         raw = env.raw
-        scores = raw.match.totals if raw.match is not None else raw.deal.scores
+        sign = raw.rules.score_sign  # R11: King's rewards are minus the points
+        scores = [sign * p for p in (raw.match.totals if raw.match is not None else raw.deal.scores)]
         ids = env.agents
+        assert len(ids) == raw.num_players
         assert [sums[a] for a in ids] == pytest.approx(scores)
         assert [returns[a] for a in ids] == pytest.approx(scores)
         if config.get("agent_ids") == "contract":
@@ -339,11 +351,15 @@ def test_rllib_one_training_iteration_and_export(tmp_path, one_torch_thread):
         assert int(logits[0].argmax()) in np.flatnonzero(legal)
 
 
-def test_adapters_refuse_barbu_king_clearly() -> None:
-    """The SB3/RLlib adapters are built for the classic 4-player layout: King is refused, not mis-shaped."""
-    from barbu_env.wrappers.common import check_classic
+def test_adapters_refuse_untested_variants_saying_what_they_accept() -> None:
+    """A game or player count the adapters are not tested with (e.g. a 6-player King) is refused with the list
+    of accepted ones; every variant the rules accept today passes."""
+    from types import SimpleNamespace
 
-    with pytest.raises(ValueError, match="classic 4-player game only"):
-        BarbuSingleAgentEnv(rules="king3")
-    with pytest.raises(ValueError, match="classic 4-player game only"):
-        check_classic(barbu_env.load_rules("king"), "BarbuMultiAgentEnv")
+    from barbu_env.wrappers.common import SUPPORTED, check_supported
+
+    for preset in ("classic", "basic32", "ravage_city", "king", "king3", "king5", "king_short", "king_choose"):
+        check_supported(barbu_env.load_rules(preset), "BarbuMultiAgentEnv")
+    with pytest.raises(ValueError, match=r"6 players: it accepts game='barbu' with players in \(4,\); game='king'"):
+        check_supported(SimpleNamespace(game="king", players=6), "BarbuSingleAgentEnv")
+    assert SUPPORTED == {"barbu": (4,), "king": (3, 4, 5)}

@@ -208,3 +208,18 @@ def test_r2_3_declarer_leads_and_clone() -> None:
     b = play_match(m.clone(), np.random.default_rng(4))
     assert a.records == b.records  # the clone copies the shuffle RNG state too
     assert action_name(m.legal_actions()[0]).endswith(("C", "D", "H", "S"))
+
+
+def test_redeal_replaces_an_unstarted_deal() -> None:
+    """An outside dealer (OpenSpiel's chance nodes) gives a deal's hands: declarer, available contracts (R3.1)
+    and the R6.4 duties of the scheduled deal stay; a deal already started cannot be replaced."""
+    m = Match(Rules(), rng=0, first_declarer=2)
+    before = (m.deal.declarer, m.deal.available, m.deal.must_double)
+    m.redeal(SUIT_HANDS)
+    assert (m.deal.declarer, m.deal.available, m.deal.must_double) == before
+    assert m.deal.hands[1] == sum(1 << (13 + r) for r in range(13))  # seat 1 holds the diamonds
+    m.apply(m.legal_actions()[0])
+    with pytest.raises(ValueError, match="before its first action"):
+        m.redeal(SUIT_HANDS)
+    with pytest.raises(ValueError, match="hand of seat 0 has 12 cards"):
+        Match(Rules(), rng=0).redeal([h.rsplit(" ", 1)[0] if s == 0 else h for s, h in enumerate(SUIT_HANDS)])

@@ -155,6 +155,13 @@ class Match:
         return Deal.from_hands(hands, d, contract, self.rules, available=available,
                                must_double=self.obligation_due(d, k), table=self.table)  # fmt: skip
 
+    def redeal(self, hands: Sequence[Sequence[str | int]] | Sequence[int]) -> None:
+        """Replace the current deal, before its first action, by one of ``hands`` (a card list or bitmask per
+        seat; an outside dealer such as OpenSpiel's chance nodes). Schedule, contracts and R6.4 duties stay."""
+        if self.is_over or self.deal.history:
+            raise ValueError("redeal() replaces a deal before its first action: this deal has started")
+        self.deal = self._new_deal(list(hands))  # type: ignore[arg-type]  # Deal.from_hands checks them
+
     # ----------------------------------------------------------------- play
     @property
     def is_over(self) -> bool:

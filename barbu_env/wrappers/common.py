@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.heuristic import best_fantan_rank, best_trump
-from ..cards import RANKS, SUITS, cards_of, deck_mask
+from ..cards import RANKS, SUITS, cards_of
 from ..contracts import contract_table
 from ..engine.deal import Deal, deal_hands
 from ..rules import Rules
@@ -20,13 +20,18 @@ from ..rules import Rules
 FAMILIES_WITH_PARAMETER = ("trumps", "fantan")
 
 
-def check_classic(rules: Rules, adapter: str) -> None:
-    """The adapters are built for the classic 4-player observation (1228 entries) and seats: refuse
-    Barbu King (R11, its own observation layouts and 3/5 seats) with a clear error."""
-    if rules.game != "barbu":
+#: The games and player counts the adapters are tested with: classic Barbu (4 seats) and Barbu King (R11.4).
+SUPPORTED: dict[str, tuple[int, ...]] = {"barbu": (4,), "king": (3, 4, 5)}
+
+
+def check_supported(rules: Rules, adapter: str) -> None:
+    """Refuse, with what is accepted, a game or player count the adapters are not tested with; the accepted
+    ones take their seats and observation layout from the env (``layout(rules)``, R11.4)."""
+    counts = SUPPORTED.get(rules.game, ())
+    if rules.players not in counts:
+        accepted = "; ".join(f"game={g!r} with players in {c}" for g, c in SUPPORTED.items())
         raise ValueError(
-            f"{adapter} supports the classic 4-player game only (rules game='barbu'), got game={rules.game!r}; "
-            "use barbu_env.env(rules='king'...) directly with PettingZoo/TorchRL"
+            f"{adapter} does not support game={rules.game!r} with {rules.players} players: it accepts {accepted}"
         )
 
 
@@ -61,7 +66,7 @@ def _resolve(contract: str, hands: list[int], declarer: int, rules: Rules) -> st
     if contract == "trumps":
         return "trumps:" + SUITS[best_trump(hands[declarer])]
     if contract == "fantan":
-        return "fantan:" + RANKS[best_fantan_rank(hands[declarer], deck_mask(rules.deck_size))]
+        return "fantan:" + RANKS[best_fantan_rank(hands[declarer], rules.deck)]
     return contract
 
 
@@ -72,7 +77,7 @@ def sample_deal(
     ``"random"``) and a contract drawn uniformly from ``contracts``. ``"trumps"`` / ``"fantan"`` get the
     trump suit / start rank the heuristic names for the declarer's hand (as in ``barbu-eval``)."""
     contract = contracts[int(rng.integers(len(contracts)))]
-    seat = int(rng.integers(4)) if declarer == "random" else int(declarer)
+    seat = int(rng.integers(rules.players)) if declarer == "random" else int(declarer)
     hands = deal_hands(rng, rules)
     return {"hands": [cards_of(h) for h in hands], "declarer": seat, "contract": _resolve(contract, hands, seat, rules)}
 

@@ -8,7 +8,8 @@ the project's checkpoint format (:mod:`barbu_env.nn`). Imports ray: import this 
 
 :class:`BarbuMultiAgentEnv` is a thin equivalent of RLlib's ``PettingZooEnv`` over ``barbu_env.env``:
 
-- observations are ``{"observations": float32[1228], "action_mask": float32[87]}`` — RLlib's
+- observations are ``{"observations": float32[1228], "action_mask": float32[87]}`` (Barbu King: its own length,
+  ``layout(rules).size``, and 3 to 5 seats, R11.4) — RLlib's
   action-masking module (``ActionMaskingTorchRLModule``) expects the key ``observations`` where
   PettingZoo has ``observation``;
 - turn-based: each step returns the observation of the agent on move only; rewards are returned for
@@ -31,10 +32,9 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ..actions import NUM_ACTIONS
-from ..env import AGENTS
 from ..env import env as make_env
-from ..observation import OBS_SIZE, observation_bounds
-from .common import check_classic, check_contracts, contract_family, contract_scale, sample_deal
+from ..observation import OBS_SIZE
+from .common import check_contracts, check_supported, contract_family, contract_scale, sample_deal
 
 #: Adapter options of :class:`BarbuMultiAgentEnv`; every other key of the config goes to ``barbu_env.env``.
 ADAPTER_OPTIONS = ("contracts", "agent_ids", "normalize", "seed")
@@ -51,7 +51,7 @@ def policy_for_agent(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
 
 def agent_id(contract: str | None, seat: int) -> str:
     """The RLlib agent id of ``seat``: ``"player_<seat>"``, prefixed by the contract family if given."""
-    return AGENTS[seat] if contract is None else f"{contract_family(contract)}:{AGENTS[seat]}"
+    return f"player_{seat}" if contract is None else f"{contract_family(contract)}:player_{seat}"
 
 
 class BarbuMultiAgentEnv(MultiAgentEnv):
@@ -78,7 +78,9 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         self._declarer = cfg.get("declarer", "random")  # with contracts: a random declarer unless one is given
         self.aec = make_env(**cfg)
         self.raw = self.aec.unwrapped
-        check_classic(self.raw.rules, "BarbuMultiAgentEnv")
+        check_supported(self.raw.rules, "BarbuMultiAgentEnv")
+        n = self.n = self.raw.num_players
+        self._names = list(self.raw.possible_agents)  # the env's agent of each seat
         deal_mode = self.raw.mode == "deal"
         if contracts is not None and not deal_mode:
             raise ValueError("contracts draws one contract per deal-mode episode: use it with mode='deal'")
@@ -89,21 +91,21 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
             if self.contracts is None and self.raw.contract is None:
                 raise ValueError("agent_ids='contract' needs mode='deal' with contracts=[...] or contract=...")
             families = sorted({contract_family(c) for c in (self.contracts or (self.raw.contract,))})
-            self.possible_agents = [agent_id(f, s) for f in families for s in range(4)]
+            self.possible_agents = [agent_id(f, s) for f in families for s in range(n)]
         else:
-            self.possible_agents = list(AGENTS)
-        self.agents = self.possible_agents[:4]
-        low, high = observation_bounds()
+            self.possible_agents = list(self._names)
+        self.agents = self.possible_agents[:n]
+        box = self.raw.observation_space(self._names[0])["observation"]  # layout(rules): classic or King's n seats
         space = gym.spaces.Dict(
             {
-                "observations": gym.spaces.Box(low, high, (OBS_SIZE,), np.float32),
+                "observations": box,
                 "action_mask": gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
             }
         )
         self.observation_spaces = {a: space for a in self.possible_agents}
         self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._rng = np.random.default_rng(seed)
-        self._ids = list(AGENTS)
+        self._ids = list(self._names)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
         if seed is not None:
@@ -115,7 +117,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         self.aec.reset(seed=int(self._rng.integers(2**63)), options=opts)
         if self.agent_ids == "contract":
             contract = opts.get("contract", self.raw.contract)
-            self._ids = [agent_id(contract, s) for s in range(4)]
+            self._ids = [agent_id(contract, s) for s in range(self.n)]
         self.agents = list(self._ids)
         aid = self._ids[self._seat_on_move()]
         return {aid: self._obs(aid)}, {aid: {}}
@@ -128,7 +130,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         self.aec.step(int(action_dict[aid]))
         raw = self.raw
         scale = contract_scale(raw.deal) if self.normalize else 1.0
-        rewards = {self._ids[s]: float(raw.rewards[AGENTS[s]]) / scale for s in range(4)}
+        rewards = {self._ids[s]: float(raw.rewards[self._names[s]]) / scale for s in range(self.n)}
         if all(raw.terminations.values()) or all(raw.truncations.values()):
             truncated = not all(raw.terminations.values())
             obs = {a: self._obs(a) for a in self._ids}
@@ -152,14 +154,14 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         return self.raw.agent_name_mapping[self.aec.agent_selection]
 
     def _obs(self, aid: str) -> dict[str, np.ndarray]:
-        o = self.aec.observe(AGENTS[self._ids.index(aid)])
+        o = self.aec.observe(self._names[self._ids.index(aid)])
         return {"observations": o["observation"], "action_mask": o["action_mask"].astype(np.float32)}
 
     def _points(self, seat: int) -> float:
         """Raw points of ``seat`` over the episode: deal score or match total (R8.1, R8.3); after an illegal
         action in ``"terminate"`` mode, ``-illegal_penalty`` for the offender and 0 for the others."""
         if any("illegal_action" in info for info in self.raw.infos.values()):
-            return -self.raw.illegal_penalty if "illegal_action" in self.raw.infos[AGENTS[seat]] else 0.0
+            return -self.raw.illegal_penalty if "illegal_action" in self.raw.infos[self._names[seat]] else 0.0
         match = self.raw.match
         return float(match.totals[seat] if match is not None else self.raw.deal.scores[seat])
 

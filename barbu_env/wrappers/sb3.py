@@ -28,10 +28,8 @@ from gymnasium import spaces
 
 from ..actions import NUM_ACTIONS
 from ..agents import Agent, make
-from ..env import AGENTS
 from ..env import env as make_env
-from ..observation import OBS_SIZE, observation_bounds
-from .common import check_classic, check_contracts, contract_scale, sample_deal
+from .common import check_contracts, check_supported, contract_scale, sample_deal
 
 #: Resets that end before the learner's first decision are retried this many times.
 _MAX_EMPTY_RESETS = 100
@@ -41,9 +39,9 @@ class BarbuSingleAgentEnv(gym.Env):
     """One seat of ``barbu_env.env(**env_kwargs)`` as a Gymnasium env; the other seats are agents.
 
     Args:
-        opponents: one agent spec for all three other seats, or three specs (given in seat order after
-            the learner: left, across, right, R1.3).
-        seat: the learner's seat 0..3, or ``"random"`` (default) for a fresh seat each episode.
+        opponents: one agent spec for all the other seats, or one spec per other seat (given in seat order
+            after the learner: left, across, right, R1.3; 2 or 4 in Barbu King for 3 or 5 players, R11.4).
+        seat: the learner's seat 0..n-1, or ``"random"`` (default) for a fresh seat each episode.
         contracts: deal mode only: draw each episode's contract uniformly from these names (family names
             ``"trumps"``/``"fantan"`` get the parameter the heuristic names, see
             :func:`barbu_env.wrappers.common.sample_deal`), with fresh hands and a random declarer.
@@ -60,7 +58,7 @@ class BarbuSingleAgentEnv(gym.Env):
             never picks one).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -78,13 +76,17 @@ class BarbuSingleAgentEnv(gym.Env):
         self._declarer = env_kwargs.get("declarer", "random")  # with contracts: random unless one is given
         self.aec = make_env(**env_kwargs)
         self.raw = self.aec.unwrapped
-        check_classic(self.raw.rules, "BarbuSingleAgentEnv")
-        if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= int(seat) < 4):
-            raise ValueError(f"bad seat {seat!r}: expected 0..3 or 'random'")
+        check_supported(self.raw.rules, "BarbuSingleAgentEnv")
+        n = self.n = self.raw.num_players
+        self.agents = list(self.raw.possible_agents)
+        if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= int(seat) < n):
+            raise ValueError(f"bad seat {seat!r}: expected 0..{n - 1} or 'random'")
         self.seat_choice = seat if seat == "random" else int(seat)
-        specs = [opponents] * 3 if isinstance(opponents, str) else list(opponents)
-        if len(specs) != 3:
-            raise ValueError(f"bad opponents {opponents!r}: expected one agent spec or three (one per other seat)")
+        specs = [opponents] * (n - 1) if isinstance(opponents, str) else list(opponents)
+        if len(specs) != n - 1:
+            raise ValueError(
+                f"bad opponents {opponents!r}: expected one agent spec or {n - 1} (one per other seat of {n})"
+            )
         self.opponent_specs = specs
         self.opponents: list[Agent] = [make(s) for s in specs]
         if contracts is not None and self.raw.mode != "deal":
@@ -96,14 +98,11 @@ class BarbuSingleAgentEnv(gym.Env):
         self.dict_obs = bool(dict_obs)
         self.render_mode = self.raw.render_mode
         self.action_space = spaces.Discrete(NUM_ACTIONS)
-        if dict_obs:
-            self.observation_space = self.raw.observation_space(AGENTS[0])
-        else:
-            low, high = observation_bounds()
-            self.observation_space = spaces.Box(low, high, (OBS_SIZE,), np.float32)
+        space = self.raw.observation_space(self.agents[0])  # laid out by layout(rules): classic or King's n seats
+        self.observation_space = space if dict_obs else space["observation"]
         self._rng = np.random.default_rng(seed)
         self.seat = 0
-        self.agent = AGENTS[0]
+        self.agent = self.agents[0]
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
         self._done = True
         self._pending = 0.0
@@ -116,8 +115,8 @@ class BarbuSingleAgentEnv(gym.Env):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         for _ in range(_MAX_EMPTY_RESETS):
-            self.seat = int(self._rng.integers(4)) if self.seat_choice == "random" else self.seat_choice
-            self.agent = AGENTS[self.seat]
+            self.seat = int(self._rng.integers(self.n)) if self.seat_choice == "random" else self.seat_choice
+            self.agent = self.agents[self.seat]
             opts: dict[str, Any] = {}
             if self.contracts is not None:
                 opts = sample_deal(self._rng, self.raw.rules, self.contracts, self._declarer)
@@ -176,7 +175,7 @@ class BarbuSingleAgentEnv(gym.Env):
             if current == self.agent:
                 return reward, False
             seat = raw.agent_name_mapping[current]
-            agent = self.opponents[(seat - self.seat - 1) % 4]
+            agent = self.opponents[(seat - self.seat - 1) % self.n]
             aec.step(agent.act(aec, current))
             reward += self._take_reward()
 
