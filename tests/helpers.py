@@ -301,3 +301,19 @@ def expected_total(name: str, rules: Rules) -> int:
         "trumps": t["trump"] * n,
         "fantan": sum(t["fantan"][min(place, 3)] for place in range(rules.players)),  # R12.4
     }[name]
+
+
+def env_presets() -> list[str]:
+    """The presets the env plays: those ``env.check_observable`` accepts (R10.3 ``positive`` and R12's 3 or 5
+    players are engine-only for now)."""
+    from barbu_env.env import check_observable
+    from barbu_env.rules import PRESETS, load_rules
+
+    out = []
+    for p in sorted(PRESETS):
+        try:
+            check_observable(load_rules(p))
+        except ValueError:
+            continue
+        out.append(p)
+    return out
