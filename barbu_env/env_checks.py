@@ -46,7 +46,7 @@ def check_options(mode: Any, illegal_action: Any, render_mode: Any, render_hands
     check_choice("mode", mode, MODES)
     check_choice("illegal_action", illegal_action, ILLEGAL_MODES)
     if render_mode is not None and not (isinstance(render_mode, str) and render_mode in RENDER_MODES):
-        raise ValueError(f"bad render_mode {render_mode!r}: expected None or one of {list(RENDER_MODES)}")
+        raise ValueError(f"bad render_mode {render_mode!r}: expected None or one of {RENDER_MODES}")
     check_choice("render_hands", render_hands, HAND_CHOICES)
     return check_number("reward_scale", reward_scale, positive=True), check_number("illegal_penalty", illegal_penalty)
 
