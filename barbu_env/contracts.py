@@ -12,7 +12,7 @@ good for the taker (Take tricks) or mixed (Domino), as seed 001 names them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from .cards import ACE_OF_HEARTS, HEARTS, KING_OF_HEARTS, QUEENS, SUIT_MASK
@@ -34,6 +34,10 @@ CONTRACT_NAMES: tuple[str, ...] = (
     "take_tricks",
     "no_first_last",
 )
+
+#: R10.3: the negative Salad, played beside a positive one (``positive`` holding ``salad``). Not in
+#: :data:`CONTRACT_NAMES`: its declare action follows the doubling ones (:data:`barbu_env.actions.ANTI_SALAD`).
+ANTI_SALAD = "anti_salad"
 
 #: The seven contracts of classic Barbu (R4), in table order: the rows of ``contract_table(Rules())``.
 CLASSIC_CONTRACTS: tuple[str, ...] = (
@@ -132,12 +136,27 @@ def _contract_table(rules: Rules) -> dict[str, Contract]:
     if rules.ravage_city:
         table.append(Contract("ravage_city", ravage=-24))
     if rules.salad:
-        table.append(
-            Contract("salad", hearts_lead=True, per_trick=t["trick"], card_points=hearts + queens + king)
-        )
+        salad = Contract("salad", hearts_lead=True, per_trick=t["trick"], card_points=hearts + queens + king)
+        table.append(salad)
+        if "salad" in rules.positive:  # R10.3 Decision: the negative salad is played too
+            table.append(replace(salad, name=ANTI_SALAD))
+    table = [negated(c) if c.name in rules.positive else c for c in table]
     table.append(Contract("trumps", positive=True, trumps=True, per_trick=t["trump"]))
-    table.append(Contract("fantan", play=FANTAN, positive=True, fantan_points=t["fantan"]))
+    # R12.4: first, second and third as in the table, every later place the fourth-place value
+    fantan = tuple(t["fantan"][min(place, 3)] for place in range(rules.players))
+    table.append(Contract("fantan", play=FANTAN, positive=True, fantan_points=fantan))
     return {c.name: c for c in table}
+
+
+def negated(c: Contract) -> Contract:
+    """R10.3: ``c`` with every point negated, a positive contract (R6.2); lead rule and early end kept."""
+    return replace(
+        c,
+        positive=True,
+        per_trick=-c.per_trick,
+        card_points=tuple((mask, -pts) for mask, pts in c.card_points),
+        position_points=tuple((idx, -pts) for idx, pts in c.position_points),
+    )
 
 
 #: R11.2 / R11.4: Domino points by finishing order, per number of players.
@@ -178,4 +197,3 @@ def ravage_scores(captured: list[int], penalty: int) -> list[int]:
     losers = [i for i, c in enumerate(counts) if c == top]
     share = penalty // len(losers)
     return [share if i in losers else 0 for i in range(len(captured))]
-

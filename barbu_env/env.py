@@ -99,6 +99,21 @@ class _ActionSpace(spaces.Discrete):
         return super().contains(x)
 
 
+def check_observable(rules: Rules) -> None:
+    """``ValueError`` for rules the engine plays but the observation does not encode yet: classic Barbu for
+    three or five players (R12) and option ``positive`` with its ``anti_salad`` (R10.3)."""
+    if rules.game == "barbu" and rules.players != 4:
+        raise ValueError(
+            f"the env has no observation layout for classic Barbu with players={rules.players} (R12) yet: "
+            "barbu_env.Match / Deal play it; the env supports players=4, or game='king' with 3 or 5"
+        )
+    if rules.positive:
+        raise ValueError(
+            f"the env has no observation of option positive={list(rules.positive)} (R10.3: which contracts are "
+            "negated, the anti_salad contract) yet: barbu_env.Match / Deal play it; the env supports positive=[]"
+        )
+
+
 class _AgentIterable(AECIterable):
     """PettingZoo's ``AECIterable`` whose iterator is a generator (its ``__next__`` is a Python call a step)."""
 
@@ -135,6 +150,7 @@ class raw_env(AECEnv):
             mode, illegal_action, render_mode, render_hands, reward_scale, illegal_penalty, rule_options
         )
         self.rules: Rules = load_rules(rules, **rule_options)
+        check_observable(self.rules)
         self.mode = mode
         if contract is not None and mode != "deal":
             raise ValueError(

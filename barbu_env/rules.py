@@ -6,7 +6,9 @@ with :func:`load_rules`; unknown keys and values are errors that list the valid 
 
 Barbu King (R11) is the same engine with ``game="king"``: its contracts are rows of the same table
 (:mod:`barbu_env.contracts`) and its schedule is data (:class:`barbu_env.engine.Match`); ``players``
-(3, 4 or 5, R11.4), ``short`` and ``choose`` (R11.3) apply to it only.
+(3, 4 or 5, R11.4), ``short`` and ``choose`` (R11.3) apply to it only. ``positive`` (R10.3) negates
+some negative contracts of classic Barbu; with a positive salad the negative one is played too, as
+``anti_salad``.
 """
 
 from __future__ import annotations
@@ -38,10 +40,14 @@ BOOL_OPTIONS = ("ace_plays_again", "ravage_city", "salad")
 #: observation's ``rules`` block is laid out from those two (its size must not change).
 GAMES = ("barbu", "king")
 PLAYER_COUNTS = (3, 4, 5)
+#: R12.1: seat counts of classic Barbu (``game="barbu"``).
+BARBU_PLAYER_COUNTS = (3, 4, 5)
 KING_BOOL_OPTIONS = ("short", "choose")
 #: Options that Barbu King (R11) does not have: (name, the only value allowed with ``game="king"``).
 _NOT_IN_KING = (("ravage_city", False), ("salad", False), ("scoring", "classic"), ("doubling", "off"),
-                ("undoubled_negative", "play"))  # fmt: skip
+                ("undoubled_negative", "play"), ("positive", ()))  # fmt: skip
+#: R10.3: the negative contracts that option ``positive`` may negate, in table order.
+POSITIVE_CHOICES: tuple[str, ...] = ("no_tricks", "no_hearts", "no_queens", "salad")
 
 
 @dataclass(frozen=True)
@@ -62,9 +68,10 @@ class Rules:
     scoring: str = "classic"  # R10.1: "classic" (R4), "basic52" or "basic32" (32-card deck)
     salad: bool = False  # R10.2: the Salad contract (No tricks+hearts+queens+King in one deal)
     game: str = "barbu"  # R11: "barbu" (R1-R10) or "king" (Barbu King: 8 fixed deals, lowest total wins)
-    players: int = 4  # R1.3 / R11.4: number of seats; 3 or 5 only with game="king"
+    players: int = 4  # R1.3 / R11.4 / R12.1: number of seats, 3, 4 or 5
     short: bool = False  # R11.3: King with deals 1-5 only (no Take tricks, No first or last, Domino)
     choose: bool = False  # R11.3: King where the dealer is declarer and chooses each contract once
+    positive: tuple[str, ...] = ()  # R10.3: negative contracts played with every point negated
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -87,12 +94,34 @@ class Rules:
             object.__setattr__(self, "players", int(players))  # numpy integers are ints
         else:
             raise ValueError(f"bad value {players!r} for rule option 'players': expected an int in {PLAYER_COUNTS}")
+        self._check_positive()
         self._check_game()
         if self.undoubled_negative == "split" and self.doubling == "off":
             raise ValueError(
                 "undoubled_negative='split' needs a doubling phase: with doubling='off' no negative "
                 "deal could ever be played (use undoubled_negative='play')"
             )
+
+    def _check_positive(self) -> None:
+        """R10.3: ``positive`` is a list of distinct :data:`POSITIVE_CHOICES`, stored as a tuple in table order."""
+        value = self.positive
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise ValueError(
+                f"bad value {value!r} for rule option 'positive': expected a list of contract names from "
+                f"{list(POSITIVE_CHOICES)}"
+            )
+        for name in value:
+            if not (isinstance(name, str) and name in POSITIVE_CHOICES):
+                raise ValueError(
+                    f"bad contract {name!r} in rule option 'positive': expected names from {list(POSITIVE_CHOICES)}"
+                )
+        if len(set(value)) != len(value):
+            raise ValueError(f"rule option 'positive' names a contract twice: {list(value)}")
+        if "salad" in value and not self.salad:
+            raise ValueError(
+                "positive=['salad', ...] needs salad=True: the salad is played only with option salad (R10.3)"
+            )
+        object.__setattr__(self, "positive", tuple(n for n in POSITIVE_CHOICES if n in value))
 
     def _check_game(self) -> None:
         """R11: the game, its player count and its options; King excludes Barbu-only options."""
@@ -101,10 +130,15 @@ class Rules:
         if self.players not in PLAYER_COUNTS:
             raise ValueError(f"bad value {self.players!r} for rule option 'players': expected one of {PLAYER_COUNTS}")
         if self.game == "barbu":
-            if self.players != 4:
+            if self.players not in BARBU_PLAYER_COUNTS:
                 raise ValueError(
-                    f"players={self.players} needs game='king': Barbu is a 4-player game (R1.3); "
-                    "Barbu King has 3- and 5-player versions (R11.4)"
+                    f"players={self.players} is not a count of classic Barbu: expected one of {BARBU_PLAYER_COUNTS} "
+                    "(R12.1)"
+                )
+            if self.ravage_city and self.players != 4:
+                raise ValueError(
+                    f"ravage_city=True needs players=4 (R12.7): Ravage City's -24 cannot be shared in whole "
+                    f"points by a five-way tie; with players={self.players} use ravage_city=False"
                 )
             for name in KING_BOOL_OPTIONS:
                 if getattr(self, name):
@@ -137,18 +171,20 @@ class Rules:
 
     @property
     def deck(self) -> int:
-        """Bitmask of the cards in play: 52, 32 with ``basic32`` (R10.1), King without 2♣ for 3
-        players and without 2♣ 2♦ for 5 (R11.4)."""
-        return _deck(self.scoring == "basic32", self.players)
+        """Bitmask of the cards in play: 52, 32 with ``basic32`` (R10.1), less the cards R11.4 (King) or
+        R12.1 (Barbu) remove for 3 or 5 players."""
+        return _deck(self.scoring == "basic32", self.players, self.game)
 
     @property
     def deck_size(self) -> int:
-        """Cards in play: 52, 32 for ``basic32`` (R10.1), 51 or 50 for 3- or 5-player King (R11.4)."""
+        """Cards in play: 52, 32 for ``basic32`` (R10.1), 51 or 50 for 3 or 5 players (R11.4, R12.1), 30
+        for ``basic32`` at 3 or 5."""
         return self.deck.bit_count()
 
     @property
     def hand_size(self) -> int:
-        """Cards per player and tricks per deal: 13, 8 with 32 cards, 17 / 10 for 3 / 5 players."""
+        """Cards per player and tricks per deal: 13, 8 with 32 cards, 17 / 10 for 3 / 5 players (10 / 6 with
+        32 cards)."""
         return self.deck_size // self.players
 
     def replace(self, **changes: Any) -> Rules:
@@ -157,14 +193,19 @@ class Rules:
         return dataclasses.replace(self, **changes)
 
 
-def _deck(deck32: bool, players: int) -> int:
+def _deck(deck32: bool, players: int, game: str = "barbu") -> int:
     if deck32:
-        return DECK32
-    return FULL_DECK & ~REMOVED_CARDS.get(players, 0)
+        return DECK32 & ~REMOVED_CARDS_32.get(players, 0)
+    return FULL_DECK & ~(KING_REMOVED_CARDS if game == "king" else REMOVED_CARDS).get(players, 0)
 
 
-#: R11.4: cards taken out of the pack by player count (2♣ for 3 players, 2♣ and 2♦ for 5).
-REMOVED_CARDS: dict[int, int] = {3: 1 << 0, 5: 1 << 0 | 1 << 13}
+_2C, _2D, _7C, _7D = 1 << 0, 1 << 13, 1 << 5, 1 << 18
+#: R12.1: cards classic Barbu takes out of the 52-card pack by player count (2♦ for 3, 2♦ and 2♣ for 5).
+REMOVED_CARDS: dict[int, int] = {3: _2D, 5: _2C | _2D}
+#: R12.1: cards taken out of ``basic32``'s 32-card pack for 3 or 5 players (7♦ and 7♣).
+REMOVED_CARDS_32: dict[int, int] = {3: _7C | _7D, 5: _7C | _7D}
+#: R11.4: cards Barbu King takes out of the pack by player count (2♣ for 3 players, 2♣ and 2♦ for 5).
+KING_REMOVED_CARDS: dict[int, int] = {3: _2C, 5: _2C | _2D}
 
 OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))
 PRESET_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
@@ -184,6 +225,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     "king_choose": {"game": "king", "doubling": "off", "choose": True},
     "king3": {"game": "king", "doubling": "off", "players": 3},
     "king5": {"game": "king", "doubling": "off", "players": 5},
+    "classic3": {"players": 3},
+    "classic5": {"players": 5},
+    "positive1": {"salad": True, "positive": ("no_tricks", "salad")},
+    "positive2": {"salad": True, "positive": ("no_tricks", "no_hearts", "salad")},
+    "positive3": {"salad": True, "positive": ("no_tricks", "no_hearts", "no_queens", "salad")},
 }
 
 

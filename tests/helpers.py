@@ -105,7 +105,7 @@ def tricks_of(deal: Deal) -> list[list[tuple[int, int]]]:
     out: list[list[tuple[int, int]]] = [[]]
     for seat, a in deal.history:
         if 0 <= a < 52:
-            if len(out[-1]) == 4:
+            if len(out[-1]) == deal.n:
                 out.append([])
             out[-1].append((seat, a))
     return out if out[0] else []
@@ -119,10 +119,10 @@ def trick_winner(trick: list[tuple[int, int]], trump: int) -> int:
     return max(pool)[1]
 
 
-def hearts_broken_before(tricks: list[list[tuple[int, int]]]) -> bool:
+def hearts_broken_before(tricks: list[list[tuple[int, int]]], n: int = 4) -> bool:
     """R4.1 until_broken: a heart was discarded (played on a non-heart lead) in a complete trick."""
     for t in tricks:
-        if len(t) == 4 and t[0][1] // 13 != H and any(c // 13 == H for _, c in t):
+        if len(t) == n and t[0][1] // 13 != H and any(c // 13 == H for _, c in t):
             return True
     return False
 
@@ -134,13 +134,13 @@ def ref_legal_cards(deal: Deal) -> set[int]:
     name = deal.contract.name
     trump = deal.trump
     tricks = tricks_of(deal)
-    current = tricks[-1] if tricks and len(tricks[-1]) < 4 else []
+    current = tricks[-1] if tricks and len(tricks[-1]) < deal.n else []
     suit = lambda cs, s: {c for c in cs if c // 13 == s}  # noqa: E731
     if not current:  # leading
         cand = set(hand)
-        if name in ("no_hearts", "no_king", "salad") and rules.hearts_lead != "free":
+        if name in ("no_hearts", "no_king", "salad", "anti_salad") and rules.hearts_lead != "free":
             may_lead_heart = not (hand - suit(hand, H)) or (
-                rules.hearts_lead == "until_broken" and hearts_broken_before(tricks)
+                rules.hearts_lead == "until_broken" and hearts_broken_before(tricks, deal.n)
             )
             if not may_lead_heart:
                 cand -= suit(hand, H)
@@ -174,9 +174,14 @@ def ref_legal_cards(deal: Deal) -> set[int]:
 
 
 def ref_fantan_playable(deal: Deal) -> set[int]:
-    """R7.2: the starting-rank cards of unopened suits, and the cards next to each suit's run."""
+    """R7.2: the starting-rank cards of unopened suits, and the cards next to each suit's run; a starting
+    card taken out of the pack counts as on the table (R12.5)."""
+    deck = set(cards_of(deal.rules.deck))
     on_table = set(cards_of(deal.played))
-    deck = set(cards_of(deck_mask(deal.rules.deck_size)))
+    for s in range(4):
+        start = 13 * s + deal.fantan_rank
+        if start not in deck and any(c // 13 == s for c in deck):
+            on_table.add(start)
     out = set()
     for s in range(4):
         ranks = sorted(c % 13 for c in on_table if c // 13 == s)
@@ -218,26 +223,33 @@ def table_of(rules: Rules) -> dict:
 
 
 def ref_contract_scores(deal: Deal) -> list[int]:
-    """Contract scores of a finished deal recomputed from its history (R4, R7.4, R9.1, R10)."""
-    t = table_of(deal.rules)
+    """Contract scores of a finished deal recomputed from its history (R4, R7.4, R9.1, R10); a contract of
+    option ``positive`` scores the negated points, ``anti_salad`` as the negative salad (R10.3)."""
     name = deal.contract.name
+    sign = -1 if name in deal.rules.positive else 1
+    return [sign * x for x in _ref_scores(deal, "salad" if name == "anti_salad" else name)]
+
+
+def _ref_scores(deal: Deal, name: str) -> list[int]:
+    t = table_of(deal.rules)
     if name == "fantan":
+        n = deal.n
         order = []
-        left = [deal.rules.hand_size] * 4
+        left = [deal.rules.hand_size] * n
         for seat, a in deal.history:
             if 0 <= a < 52:
                 left[seat] -= 1
                 if left[seat] == 0:
                     order.append(seat)
-        order += [s for s in range(4) if s not in order]
-        out = [0] * 4
+        order += [s for s in range(n) if s not in order]
+        out = [0] * n
         for place, seat in enumerate(order):
-            out[seat] = t["fantan"][place]
+            out[seat] = t["fantan"][min(place, 3)]  # R12.4: later places score the fourth place's value
         return out
     tricks = tricks_of(deal)
     n = deal.rules.hand_size
-    out = [0] * 4
-    taken: list[list[int]] = [[], [], [], []]
+    out = [0] * deal.n
+    taken: list[list[int]] = [[] for _ in range(deal.n)]
     for i, tr in enumerate(tricks):
         w = trick_winner(tr, deal.trump)
         cs = [c for _, c in tr]
@@ -269,10 +281,15 @@ def ref_contract_scores(deal: Deal) -> list[int]:
 
 
 def expected_total(name: str, rules: Rules) -> int:
-    """The contract total of R4 / R9 / R10 tables (E5), written out per preset."""
+    """The contract total of R4 / R9 / R10 tables (E5), written out per preset; R10.3 negates those of
+    ``positive``, and ``anti_salad`` totals as the negative salad."""
+    if name in rules.positive:
+        return -expected_total(name, rules.replace(positive=()))
+    if name == "anti_salad":
+        name = "salad"
     t = table_of(rules)
     n = rules.hand_size
-    hearts = 13 if n == 13 else 8  # hearts in the deck
+    hearts = sum(1 for c in cards_of(rules.deck) if c // 13 == H)  # hearts in the deck (A♥ always is)
     return {
         "no_tricks": t["trick"] * n,
         "no_hearts": t["heart"] * (hearts - 1) + t["ace_h"],
@@ -282,5 +299,21 @@ def expected_total(name: str, rules: Rules) -> int:
         "ravage_city": -24,
         "salad": t["trick"] * n + t["heart"] * (hearts - 1) + t["ace_h"] + 4 * t["queen"] + t["king"],
         "trumps": t["trump"] * n,
-        "fantan": sum(t["fantan"]),
+        "fantan": sum(t["fantan"][min(place, 3)] for place in range(rules.players)),  # R12.4
     }[name]
+
+
+def env_presets() -> list[str]:
+    """The presets the env plays: those ``env.check_observable`` accepts (R10.3 ``positive`` and R12's 3 or 5
+    players are engine-only for now)."""
+    from barbu_env.env import check_observable
+    from barbu_env.rules import PRESETS, load_rules
+
+    out = []
+    for p in sorted(PRESETS):
+        try:
+            check_observable(load_rules(p))
+        except ValueError:
+            continue
+        out.append(p)
+    return out

@@ -97,8 +97,11 @@ def test_action_layout() -> None:
     assert names[79] == "double:none" and names[86] == "double:left+across+right"
     with pytest.raises(ValueError, match="'declare:whist'"):
         action_id("declare:whist")
-    with pytest.raises(ValueError, match=r"0\.\.86"):
-        action_name(87)
+    assert action_name(87) == "declare:anti_salad"  # R10.3: the id past the doubling ones
+    with pytest.raises(ValueError, match=r"0\.\.87 at 4 players"):
+        action_name(88)
+    with pytest.raises(ValueError, match=r"0\.\.83 at 3 players"):
+        action_name(84, players=3)
 
 
 def test_numpy_card_ids() -> None:

@@ -17,6 +17,7 @@ import pickle
 
 import numpy as np
 import pytest
+from helpers import env_presets
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -26,7 +27,6 @@ from barbu_env import Deal, Match, Phase
 from barbu_env.actions import NUM_ACTIONS, PASS
 from barbu_env.engine.deal import deal_hands
 from barbu_env.observation import encode
-from barbu_env.rules import PRESETS
 
 PENALTY = 40.0
 
@@ -35,7 +35,7 @@ class EnvMachine(RuleBasedStateMachine):
     """The env and its reference engine, kept in step."""
 
     @initialize(
-        preset=st.sampled_from(sorted(PRESETS)),
+        preset=st.sampled_from(env_presets()),
         mode=st.sampled_from(["deal", "match"]),
         illegal_action=st.sampled_from(["raise", "renege", "terminate"]),
         scale=st.sampled_from([1.0, 0.5]),

@@ -23,6 +23,8 @@ from barbu_env.rules import PRESETS
 SEEDS = (0, 1)
 #: Match mode plays this many deals of each match (every deal of the short King matches).
 MATCH_DEALS = 3
+#: Presets the engine plays but the env refuses (``env.check_observable``): no observation layout yet.
+NOT_IN_ENV = ("classic3", "classic5", "positive1", "positive2", "positive3")
 
 
 def trajectory_hash(preset: str, mode: str, seed: int) -> str:
@@ -55,7 +57,8 @@ def trajectory_hash(preset: str, mode: str, seed: int) -> str:
 
 def generate() -> dict[tuple[str, str, int], str]:
     """Every pinned trajectory's hash, computed now."""
-    return {(p, m, s): trajectory_hash(p, m, s) for p in sorted(PRESETS) for m in ("deal", "match") for s in SEEDS}
+    presets = sorted(p for p in PRESETS if p not in NOT_IN_ENV)
+    return {(p, m, s): trajectory_hash(p, m, s) for p in presets for m in ("deal", "match") for s in SEEDS}
 
 
 #: Generated from main at db6d2fe (before the issue-15 changes); the same from this branch.
@@ -116,7 +119,14 @@ GOLDEN: dict[tuple[str, str, int], str] = {
 
 
 def test_every_preset_and_mode_is_pinned():
-    assert set(GOLDEN) == {(p, m, s) for p in PRESETS for m in ("deal", "match") for s in SEEDS}
+    pinned = [p for p in PRESETS if p not in NOT_IN_ENV]
+    assert set(GOLDEN) == {(p, m, s) for p in pinned for m in ("deal", "match") for s in SEEDS}
+
+
+@pytest.mark.parametrize("preset", NOT_IN_ENV)
+def test_presets_the_env_refuses_say_why(preset):
+    with pytest.raises(ValueError, match=r"the env has no observation .*\(R1[02]"):
+        barbu_env.env(rules=preset)
 
 
 @pytest.mark.parametrize("key", sorted(GOLDEN), ids=lambda k: "-".join(map(str, k)))

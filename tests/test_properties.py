@@ -25,7 +25,16 @@ from barbu_env.cards import cards_of, format_card
 from barbu_env.engine.deal import deal_hands
 from barbu_env.env_checks import ENV_OPTIONS, RESET_OPTIONS
 from barbu_env.render import HAND_CHOICES
-from barbu_env.rules import BOOL_OPTIONS, CHOICES, GAMES, KING_BOOL_OPTIONS, PLAYER_COUNTS, PRESETS, load_rules
+from barbu_env.rules import (
+    BOOL_OPTIONS,
+    CHOICES,
+    GAMES,
+    KING_BOOL_OPTIONS,
+    PLAYER_COUNTS,
+    POSITIVE_CHOICES,
+    PRESETS,
+    load_rules,
+)
 
 MODES = ("match", "deal")
 ILLEGAL_MODES = ("raise", "renege", "terminate")
@@ -65,6 +74,7 @@ GOOD: dict[str, st.SearchStrategy] = {
     **{name: st.booleans() | st.booleans().map(np.bool_) for name in (*BOOL_OPTIONS, *KING_BOOL_OPTIONS)},
     "game": st.sampled_from(GAMES),
     "players": st.sampled_from(PLAYER_COUNTS) | st.sampled_from(PLAYER_COUNTS).map(np.int64),
+    "positive": st.lists(st.sampled_from(POSITIVE_CHOICES), max_size=4, unique=True),  # R10.3
 }
 assert set(GOOD) == set(ENV_OPTIONS) | set(load_rules().__dataclass_fields__), "a keyword has no strategy"
 KEYS = sorted(GOOD)

@@ -22,7 +22,6 @@ from helpers import (
 
 from barbu_env import Deal, Match, Rules
 from barbu_env.actions import PASS, action_id, action_name
-from barbu_env.cards import deck_mask
 from barbu_env.contracts import contract_table
 from barbu_env.engine.deal import Phase
 
@@ -44,6 +43,15 @@ OPTION_SETS: list[dict] = [
     {"scoring": "basic52", "salad": True},
     {"scoring": "basic32", "ravage_city": True, "overtrump": "yes"},
     {"scoring": "basic32", "king_discard": "forced", "hearts_lead": "until_broken", "salad": True},
+    {"salad": True, "positive": ("no_tricks", "salad")},  # R10.3, the three presets
+    {"salad": True, "positive": ("no_tricks", "no_hearts", "salad"), "undoubled_negative": "split"},
+    {"salad": True, "positive": ("no_tricks", "no_hearts", "no_queens", "salad"), "scoring": "basic52"},
+    {"positive": ("no_queens",), "doubling": "declarer_only"},
+    {"players": 3},  # R12
+    {"players": 5},
+    {"players": 3, "scoring": "basic32", "undoubled_negative": "split", "salad": True},
+    {"players": 5, "scoring": "basic52", "doubling": "declarer_only", "fantan_pass": "free"},
+    {"players": 5, "scoring": "basic32", "salad": True, "positive": ("no_tricks", "salad")},
 ]
 DEALS_PER_CONTRACT = 6
 
@@ -64,15 +72,19 @@ def contract_texts(rules: Rules, rng: np.random.Generator) -> list[str]:
 
 def check_step(deal: Deal) -> None:
     """Invariants before every action."""
-    deck = deck_mask(deal.rules.deck_size)
+    deck = deal.rules.deck  # R10.1, R12.1
     hands = deal.hands
+    n = deal.n
     # R1.4: hands and played cards partition the deck
-    assert hands[0] | hands[1] | hands[2] | hands[3] | deal.played == deck
+    union = deal.played
+    for h in hands:
+        union |= h
+    assert union == deck
     assert sum(h.bit_count() for h in hands) + deal.played.bit_count() == deck.bit_count()
     assert all(h & deal.played == 0 for h in hands)
-    assert all(deal.played_by[s] & hands[s] == 0 for s in range(4))
+    assert all(deal.played_by[s] & hands[s] == 0 for s in range(n))
     # inferences are sound: no seat holds a card it has shown it cannot hold
-    for s in range(4):
+    for s in range(n):
         assert hands[s] & deal.excluded[s] == 0, f"seat {s} holds an excluded card"
     if deal.phase in (Phase.PLAY, Phase.FANTAN):
         engine = set(deal.legal_actions())
@@ -88,18 +100,19 @@ def expected_next(deal: Deal, p: int, action: int, phase_before: int) -> int:
     """Who moves after seat ``p`` took ``action`` (R2.3, R5.2, R6.1, R7.4, R7.5), from the state after."""
     if deal.is_over:
         return -1
+    n = deal.n
     if phase_before == Phase.DECLARE:
-        return deal.declarer if deal.rules.doubling == "off" else (deal.declarer + 1) % 4
+        return deal.declarer if deal.rules.doubling == "off" else (deal.declarer + 1) % n
     if phase_before == Phase.DOUBLE:
-        return deal.declarer if p == deal.declarer else (p + 1) % 4
+        return deal.declarer if p == deal.declarer else (p + 1) % n
     if phase_before == Phase.PLAY:
         last = tricks_of(deal)[-1]
-        return trick_winner(last, deal.trump) if len(last) == 4 else (p + 1) % 4
+        return trick_winner(last, deal.trump) if len(last) == n else (p + 1) % n
     if action != PASS and action % 13 == 12 and deal.rules.ace_plays_again and deal.hands[p]:
         return p
-    q = (p + 1) % 4
+    q = (p + 1) % n
     while not deal.hands[q]:
-        q = (q + 1) % 4
+        q = (q + 1) % n
     return q
 
 
@@ -120,9 +133,10 @@ def play_checked(deal: Deal, rng: np.random.Generator, max_steps: int = 5000) ->
 
 def ref_settlement(scores: list[int], doubles: list[int]) -> list[int]:
     """R6.5 written out: each doubled direction moves the difference to the higher scorer."""
-    out = [0, 0, 0, 0]
-    for i in range(4):
-        for j in range(4):
+    n = len(scores)
+    out = [0] * n
+    for i in range(n):
+        for j in range(n):
             if i != j and doubles[i] >> j & 1:
                 diff = scores[i] - scores[j]
                 out[i] += diff
@@ -137,10 +151,10 @@ def test_random_deals_follow_the_rules(options: dict) -> None:
     rng = np.random.default_rng(1234)
     for text in contract_texts(rules, rng):
         for k in range(DEALS_PER_CONTRACT):
-            declarer = k % 4
+            declarer = k % rules.players
             deal = Deal.random(rng, declarer, None if k == 0 else text, rules)
             if k == 0:  # declare through the action, as a match does
-                deal.apply(action_id("declare:" + text))
+                deal.apply(action_id("declare:" + text, players=rules.players))
             n = play_checked(deal, rng) + (k == 0)
             assert deal.is_over and deal.current_player == -1 and deal.legal_actions() == []
             name = deal.contract.name
@@ -149,21 +163,24 @@ def test_random_deals_follow_the_rules(options: dict) -> None:
             assert sum(deal.contract_scores) == total, (text, deal.contract_scores)  # E5
             assert sum(deal.settlement) == 0  # R6.5 zero-sum
             assert deal.scores == [a + b for a, b in zip(deal.contract_scores, deal.settlement)]  # R8.1
-            doublings = (0 if rules.doubling == "off" else 4) + (k == 0)
+            doublings = (0 if rules.doubling == "off" else rules.players) + (k == 0)
             if deal.split:  # R6.6: no one doubled a negative contract, the deal was not played
                 assert not deal.contract.positive and not any(deal.doubles) and deal.played == 0
-                share = total // 3
-                assert deal.contract_scores == [total - 3 * share if s == declarer else share for s in range(4)]
+                share = total // (rules.players - 1)  # R6.6 / R12.6
+                others = rules.players - 1
+                assert deal.contract_scores == [
+                    total - others * share if s == declarer else share for s in range(rules.players)
+                ]
                 continue
             assert deal.contract_scores == ref_contract_scores(deal), (text, deal.history)
             assert deal.settlement == ref_settlement(deal.contract_scores, deal.doubles)
             if deal.contract.play == "tricks":
-                assert n <= doublings + 4 * rules.hand_size
+                assert n <= doublings + rules.players * rules.hand_size
                 full = name not in ("no_queens", "no_king")  # R4.5: the others play all tricks
                 if full:
-                    assert deal.trick_no == rules.hand_size and deal.played == deck_mask(rules.deck_size)
+                    assert deal.trick_no == rules.hand_size and deal.played == rules.deck
             else:
-                assert len(deal.finished) == 4 and sorted(deal.finished) == [0, 1, 2, 3]
+                assert sorted(deal.finished) == list(range(rules.players))
                 if rules.fantan_pass == "forced":  # a pass needs no playable card: <= 3 in a row
                     cards_played = deal.played.bit_count()
                     assert n - doublings - cards_played <= 3 * (cards_played + 1)

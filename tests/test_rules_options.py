@@ -29,6 +29,7 @@ DEFAULTS = {
     "players": 4,  # R1.3, R11.4
     "short": False,  # R11.3
     "choose": False,  # R11.3
+    "positive": (),  # R10.3
 }
 #: Every value RULES.md names for each string option.
 VALUES = {

@@ -19,10 +19,9 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from helpers import random_env_play
+from helpers import env_presets, random_env_play
 
 import barbu_env
-from barbu_env.rules import PRESETS
 
 SOAK_DEALS = int(os.environ.get("BARBU_SOAK_DEALS", "2000"))
 SOAK_MATCHES = int(os.environ.get("BARBU_SOAK_MATCHES", "13"))  # one per preset
@@ -48,7 +47,7 @@ def _bounds() -> dict[tuple[str, str], int]:
         ("barbu_env.engine.deal", "_RULE_CONSTS"): 64,
         ("barbu_env.engine.deal", "_CONTRACT_CONSTS"): 256,
         ("barbu_env.engine.deal", "_DEFENDER_DOUBLES"): 1024,
-        ("barbu_env.engine.deal", "_DECK_BITS"): len({barbu_env.load_rules(p).deck for p in PRESETS}),
+        ("barbu_env.engine.deal", "_DECK_BITS"): len({barbu_env.load_rules(p).deck for p in env_presets()}),
         # (seat, declarer, positive, doubling, doubled_me, must_double): 5 * 5 * 2 * 3 * 32 * 2 combinations
         ("barbu_env.engine.doubling", "_LEGAL_DOUBLES"): 5 * 5 * 2 * 3 * 32 * 2,
     }
@@ -123,7 +122,7 @@ def test_soak_deals_through_one_env():
 def test_soak_matches_over_every_preset():
     """``SOAK_MATCHES`` whole matches, each in a fresh env of the next preset (match mode: the engine's
     observations and masks, each env's own ``Rules``); and deal mode of every preset between them."""
-    presets = sorted(PRESETS)
+    presets = env_presets()
     rng = np.random.default_rng(1)
 
     def one(i: int) -> None:

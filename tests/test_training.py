@@ -226,9 +226,12 @@ def test_suit_permutation_of_observation_matches_the_relabelled_deal(contract: s
 
 
 # ----------------------------------------------------------------------------- typed config validation
-@pytest.mark.parametrize("name", ["smoke", "default", "full", "ppo", "ppo_vector"])
+@pytest.mark.parametrize("name", ["smoke", "default", "dmc", "full", "ppo", "ppo_vector"])
 def test_every_shipped_config_loads_with_its_script(name: str) -> None:
-    cls = TrainConfig if name.startswith("ppo") else dmc.DMCConfig
+    from training import dmc_selfplay
+
+    scripts = {"default": dmc_selfplay.SelfPlayConfig, "ppo": TrainConfig, "ppo_vector": TrainConfig}
+    cls = scripts.get(name, dmc.DMCConfig)
     cfg = load_config(cls, ROOT / "configs" / f"{name}.yaml")
     assert all(isinstance(h, int) for h in cfg.hidden) and 0 <= cfg.double_prob <= 1
 

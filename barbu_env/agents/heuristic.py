@@ -53,17 +53,16 @@ from typing import TYPE_CHECKING, Any
 from ..actions import (
     DECLARE_BASE,
     DOUBLE_BASE,
-    DOUBLE_SUBSETS,
     FANTAN_BASE,
     PASS,
     PLAIN_CONTRACTS,
     TRUMPS_BASE,
 )
 from ..cards import SUIT_MASK
-from ..contracts import FANTAN, Contract
+from ..contracts import ANTI_SALAD, FANTAN, Contract
 from ..engine import InfoState
 from ..engine.deal import RANK_MASK, Deal, Phase, mask_to_list
-from ..engine.doubling import REL_TO_ABS
+from ..engine.doubling import double_targets
 from .base import Agent
 
 if TYPE_CHECKING:
@@ -439,7 +438,9 @@ def choose_declaration(d: Deal, seat: int) -> int:
     sign, players = d.rules.score_sign, d.n
     best_a, best_v = -1, -1e18
     for a in d.legal_actions():
-        if a >= FANTAN_BASE:
+        if a >= DOUBLE_BASE:  # declare:anti_salad, after the doubling ids (R10.3)
+            name, trump, rank = ANTI_SALAD, -1, -1
+        elif a >= FANTAN_BASE:
             name, trump, rank = "fantan", -1, a - FANTAN_BASE
             if rank != best_fantan_rank(hand, deck):
                 continue
@@ -464,11 +465,11 @@ def choose_double(d: Deal, seat: int) -> int:
     c = d.contract
     if c is None:
         raise ValueError("choose_double: no contract is declared yet (doubling follows the declaration, R2.3)")
-    mean = c.total(d.rules) / 4
+    mean = c.total(d.rules) / d.n
     adv = estimate(d.hands[seat], c, d.num_tricks, d.deck, seat == d.declarer, d.trump, d.fantan_rank) - mean
     scale = max(4.0, abs(c.total(d.rules)) / 6)
     want = 0
-    for t in range(4):
+    for t in range(d.n):
         if t == seat:
             continue
         if seat == d.declarer:
@@ -480,8 +481,9 @@ def choose_double(d: Deal, seat: int) -> int:
         if wish:
             want |= 1 << t
     best_a, best_v = legal[0], -1e18
+    targets_of = double_targets(d.n)[seat]
     for a in legal:
-        targets = REL_TO_ABS[seat][DOUBLE_SUBSETS[a - DOUBLE_BASE]]
+        targets = targets_of[a - DOUBLE_BASE]
         v = -((targets ^ want).bit_count())
         if v > best_v:
             best_a, best_v = a, v

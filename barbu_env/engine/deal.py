@@ -24,15 +24,15 @@ from typing import Any
 import numpy as np
 
 from ..actions import (
+    ANTI_SALAD,
     DECLARE_BASE,
     DOUBLE_BASE,
-    DOUBLE_SUBSETS,
     FANTAN_BASE,
-    NUM_ACTIONS,
     PASS,
     PLAIN_CONTRACTS,
     TRUMPS_BASE,
     action_name,
+    anti_salad_id,
     contract_name,
     declare_id,
 )
@@ -48,9 +48,10 @@ from ..cards import (
     format_card,
     parse_cards,
 )
+from ..contracts import ANTI_SALAD as ANTI_SALAD_NAME
 from ..contracts import FANTAN, Contract, contract_table, ravage_scores
 from ..rules import Rules
-from .doubling import REL_TO_ABS, legal_double_ids, settlement, split_scores
+from .doubling import double_targets, legal_double_ids, settlement, split_scores
 
 
 class Phase(IntEnum):
@@ -85,8 +86,11 @@ _RANK: tuple[int, ...] = tuple(c % 13 for c in range(NUM_CARDS))
 _BELOW: tuple[int, ...] = tuple(1 << (c - 1) if c % 13 else 0 for c in range(NUM_CARDS))
 #: ``_RANKS_ABOVE[c]``: the 13-bit rank mask of the ranks above card ``c``'s (``above(c)`` within its suit)
 _RANKS_ABOVE: tuple[int, ...] = tuple(8191 & ~((2 << (c % 13)) - 1) for c in range(NUM_CARDS))
-#: ``_MOVE[seat][action]`` == ``(seat, action)``: history entries made once (no new tuple per move; 5 seats at most)
-_MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(tuple((s, a) for a in range(NUM_ACTIONS)) for s in range(5))
+#: ``_MOVE[seat][action]`` == ``(seat, action)``: history entries made once (no new tuple per move; every action
+#: id of every seat count)
+_MOVE: tuple[tuple[tuple[int, int], ...], ...] = tuple(
+    tuple((s, a) for a in range(anti_salad_id(5) + 1)) for s in range(6)
+)
 
 
 def mask_to_list(m: int) -> list[int]:
@@ -118,6 +122,8 @@ def _parse_contract(text: str | int) -> tuple[str, int, int]:
         return "fantan", -1, a - FANTAN_BASE
     if DECLARE_BASE <= a < TRUMPS_BASE:
         return PLAIN_CONTRACTS[a - DECLARE_BASE], -1, -1
+    if a == ANTI_SALAD:
+        return contract_name(a), -1, -1
     raise ValueError(f"action {a} is not a declaration")
 
 
@@ -140,7 +146,10 @@ def validate_hands(hands: Any, rules: Rules) -> list[int]:
         m = 0
         for c in cards:
             if not deck >> c & 1:
-                raise ValueError(f"card {format_card(c)} (seat {seat}) is not in the {rules.deck_size}-card deck")
+                raise ValueError(
+                    f"card {format_card(c)} (seat {seat}) is not in the {rules.deck_size}-card deck of these rules "
+                    f"(R10.1 deck, cards removed for {rules.players} players by R11.4 / R12.1)"
+                )
             if c in seen:
                 raise ValueError(f"card {format_card(c)} is dealt twice (seats {seen[c]} and {seat})")
             seen[c] = seat
@@ -256,22 +265,23 @@ def _rule_consts(rules: Rules) -> _RuleConsts:
     return e
 
 
-#: ``_DOUBLE_TARGETS[seat][action - DOUBLE_BASE]``: the seats a ``double:*`` action of ``seat`` doubles (R6)
-_DOUBLE_TARGETS: tuple[tuple[int, ...], ...] = tuple(tuple(REL_TO_ABS[s][m] for m in DOUBLE_SUBSETS) for s in range(4))
-#: ``(rules.doubling, positive, declarer, must_double)`` -> each defender seat's legal doubling actions.
-_DEFENDER_DOUBLES: dict[tuple[str, bool, int, int], tuple[tuple[int, ...], ...]] = {}
+#: ``_DOUBLE_TARGETS[n][seat][action - DOUBLE_BASE]``: the seats a ``double:*`` action of ``seat`` doubles at
+#: ``n`` seats (R6, R12.6)
+_DOUBLE_TARGETS: dict[int, tuple[tuple[int, ...], ...]] = {n: double_targets(n) for n in (3, 4, 5)}
+#: ``(rules.doubling, positive, declarer, must_double, n)`` -> each defender seat's legal doubling actions.
+_DEFENDER_DOUBLES: dict[tuple[str, bool, int, int, int], tuple[tuple[int, ...], ...]] = {}
 
 
-def _defender_doubles(rules: Rules, positive: bool, decl: int, must: int) -> tuple[tuple[int, ...], ...]:
+def _defender_doubles(rules: Rules, positive: bool, decl: int, must: int, n: int) -> tuple[tuple[int, ...], ...]:
     """Each seat's legal doubles as a defender (``()`` for the declarer), cached in ``_DEFENDER_DOUBLES``."""
-    key = (rules.doubling, positive, decl, must)
+    key = (rules.doubling, positive, decl, must, n)
     row = _DEFENDER_DOUBLES.get(key)
     if row is None:
         if len(_DEFENDER_DOUBLES) >= 1024:
             _DEFENDER_DOUBLES.clear()
         row = _DEFENDER_DOUBLES[key] = tuple(
-            legal_double_ids(rules, s, decl, positive, [0] * 4, bool(must >> s & 1)) if s != decl else ()
-            for s in range(4)
+            legal_double_ids(rules, s, decl, positive, [0] * n, bool(must >> s & 1)) if s != decl else ()
+            for s in range(n)
         )
     return row
 
@@ -701,7 +711,7 @@ class Deal:
         if seat == decl:  # depends on who doubled the declarer; no R6.4 duty
             return legal_double_ids(rules, seat, decl, positive, self.doubles, False)
         # a defender's choice is fixed for the whole doubling phase: one row of tuples per set-up
-        row = _defender_doubles(rules, positive, decl, self.must_double)
+        row = _defender_doubles(rules, positive, decl, self.must_double, self.n)
         self._double_row = row  # apply reads the next defenders' tuples from it
         return row[seat]
 
@@ -712,6 +722,8 @@ class Deal:
                 out.extend(range(TRUMPS_BASE, TRUMPS_BASE + 4))
             elif name == "fantan":
                 out.extend(FANTAN_BASE + r for r in range(13) if self.deck & RANK_MASK[r])
+            elif name == ANTI_SALAD_NAME:
+                out.append(anti_salad_id(self.n))
             else:
                 out.append(DECLARE_BASE + PLAIN_CONTRACTS.index(name))
         return sorted(out)
@@ -725,12 +737,12 @@ class Deal:
     def illegal(self, action: object) -> ValueError:
         """The error for an illegal ``action``: names it and lists the legal actions."""
         try:
-            what = f"{action_name(int(action))!r} ({int(action)})"  # type: ignore[call-overload]
+            what = f"{action_name(int(action), self.n)!r} ({int(action)})"  # type: ignore[call-overload]
         except (TypeError, ValueError):
             what = repr(action)
         if self.phase == OVER:
             return ValueError(f"illegal action {what}: the deal is over")
-        legal = ", ".join(f"{action_name(a)} ({a})" for a in self.legal_actions())
+        legal = ", ".join(f"{action_name(a, self.n)} ({a})" for a in self.legal_actions())
         return ValueError(
             f"illegal action {what} for seat {self.to_move} in phase {Phase(self.phase).name}: "
             f"legal actions are {legal}"
@@ -836,17 +848,18 @@ class Deal:
                 raise self.illegal(action)
             p = self.to_move  # the doubling step, inlined (one call less per decision)
             self.history.append(_MOVE[p][action])
-            self.doubles[p] = _DOUBLE_TARGETS[p][action - DOUBLE_BASE]
+            n = self.n
+            self.doubles[p] = _DOUBLE_TARGETS[n][p][action - DOUBLE_BASE]
             q = self.double_step = self.double_step + 1
             self._mask = None
-            if q < 3:  # the next defender: their legal doubles do not change during the phase
-                p = self.to_move = (self.declarer + 1 + q) % 4  # doubling_order(declarer)[step]
+            if q < n - 1:  # the next defender: their legal doubles do not change during the phase
+                p = self.to_move = (self.declarer + 1 + q) % n  # doubling_order(declarer)[step]
                 t = self._double_row  # (reusing t: each local of apply costs every call a little)
                 self._legal_doubles = t[p] if t is not None else None
             else:
                 self._legal_doubles = None
-                if q == 3:
-                    self.to_move = self.declarer  # doubling_order(declarer)[3]
+                if q == n - 1:
+                    self.to_move = self.declarer  # doubling_order(declarer)[n - 1]
                 else:
                     self._end_doubling()
         elif phase == DECLARE:
@@ -862,6 +875,8 @@ class Deal:
         :class:`Contract` row played without parameter (the R2.4 tie-break deal)."""
         if self.phase != DECLARE:
             raise ValueError("the contract is already declared")
+        if type(contract) is int and contract == anti_salad_id(self.n):  # R10.3, after the n-seat doubling ids
+            contract = ANTI_SALAD_NAME
         parsed = _PARSED.get(contract) if type(contract) is str else None  # parse_contract's cache hit, inlined
         if parsed is not None:
             name, trump, rank = parsed
@@ -892,13 +907,13 @@ class Deal:
         else:
             self.phase = DOUBLE
             self.double_step = 0
-            self.to_move = (self.declarer + 1) % 4  # doubling_order(declarer)[0]
+            self.to_move = (self.declarer + 1) % self.n  # doubling_order(declarer)[0]
 
     def _end_doubling(self) -> None:
         """All four have doubled (R6.1): play starts, or the R6.6 split ends an undoubled negative deal."""
         if self._rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
             self.split = True  # R6.6: the deal is not played
-            self.contract_scores = split_scores(self.contract.total(self.rules), self.declarer)
+            self.contract_scores = split_scores(self.contract.total(self.rules), self.declarer, self.n)
             self.settlement = [0] * self.n
             self.scores = list(self.contract_scores)
             self.phase = OVER

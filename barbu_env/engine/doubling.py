@@ -1,23 +1,40 @@
-"""Doubling (RULES.md R6): who may double whom, the R6.4 obligation in the mask, and settlement.
+"""Doubling (RULES.md R6, R12.6): who may double whom, the R6.4 obligation in the mask, and settlement.
 
 Doubles are stored per seat as a bitmask of the absolute seats that seat doubled. Decisions are
-taken in the order left of declarer, across, right, declarer (R6.1).
+taken in the order left of declarer, across, right, declarer (R6.1); with n seats, +1 … +(n−1), then
+the declarer (R12.6).
 """
 
 from __future__ import annotations
 
-from ..actions import DOUBLE_OF_SUBSET, DOUBLE_SUBSETS
+from functools import cache
+
+from ..actions import DOUBLE_BASE, double_subsets
 from ..rules import Rules
 
-#: ``REL_TO_ABS[seat][m]``: absolute-seat mask of relative subset ``m`` (bit 0 left, 1 across, 2 right).
-REL_TO_ABS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(sum(1 << ((seat + 1 + i) % 4) for i in range(3) if m >> i & 1) for m in range(8)) for seat in range(4)
-)
+
+@cache
+def rel_to_abs(n: int) -> tuple[tuple[int, ...], ...]:
+    """``rel_to_abs(n)[seat][m]``: absolute-seat mask of relative subset ``m`` (bit i = offset +(i+1))."""
+    return tuple(
+        tuple(sum(1 << ((seat + 1 + i) % n) for i in range(n - 1) if m >> i & 1) for m in range(1 << (n - 1)))
+        for seat in range(n)
+    )
 
 
-def doubling_order(declarer: int) -> tuple[int, int, int, int]:
+@cache
+def double_targets(n: int) -> tuple[tuple[int, ...], ...]:
+    """``double_targets(n)[seat][action - DOUBLE_BASE]``: the absolute seats a ``double:*`` action doubles."""
+    return tuple(tuple(rel_to_abs(n)[s][m] for m in double_subsets(n)) for s in range(n))
+
+
+#: Four seats' :func:`rel_to_abs` (bit 0 left, 1 across, 2 right).
+REL_TO_ABS: tuple[tuple[int, ...], ...] = rel_to_abs(4)
+
+
+def doubling_order(declarer: int, n: int = 4) -> tuple[int, ...]:
     """R6.1: left of the declarer first, the declarer last."""
-    return ((declarer + 1) % 4, (declarer + 2) % 4, (declarer + 3) % 4, declarer)
+    return (*((declarer + i) % n for i in range(1, n)), declarer)
 
 
 def legal_doubles(
@@ -32,24 +49,28 @@ def legal_double_ids(
 ) -> tuple[int, ...]:
     """:func:`legal_doubles` as a shared tuple (computed once per combination of what it depends on)."""
     doubled_me = 0
+    n = len(doubles)
     if seat == declarer:  # the seats that doubled the declarer
         x = doubles
-        by = (x[0] >> seat & 1) | (x[1] >> seat & 1) << 1 | (x[2] >> seat & 1) << 2 | (x[3] >> seat & 1) << 3
+        if n == 4:
+            by = (x[0] >> seat & 1) | (x[1] >> seat & 1) << 1 | (x[2] >> seat & 1) << 2 | (x[3] >> seat & 1) << 3
+        else:
+            by = sum((x[s] >> seat & 1) << s for s in range(n))
         doubled_me = by & ~(1 << seat)
     # the answer depends on these few values only: computed once per combination
-    key = (seat, declarer, bool(positive), rules.doubling, doubled_me, bool(must_double))
+    key = (seat, declarer, bool(positive), rules.doubling, doubled_me, bool(must_double), n)
     out = _LEGAL_DOUBLES.get(key)
     if out is None:
         declarer_only = rules.doubling == "declarer_only"
-        out = _LEGAL_DOUBLES[key] = _legal_doubles(seat, declarer, positive, declarer_only, doubled_me, must_double)
+        out = _LEGAL_DOUBLES[key] = _legal_doubles(seat, declarer, positive, declarer_only, doubled_me, must_double, n)
     return out
 
 
-_LEGAL_DOUBLES: dict[tuple[int, int, bool, str, int, bool], tuple[int, ...]] = {}
+_LEGAL_DOUBLES: dict[tuple[int, int, bool, str, int, bool, int], tuple[int, ...]] = {}
 
 
 def _legal_doubles(
-    seat: int, declarer: int, positive: bool, declarer_only: bool, doubled_me: int, must_double: bool
+    seat: int, declarer: int, positive: bool, declarer_only: bool, doubled_me: int, must_double: bool, n: int
 ) -> tuple[int, ...]:
     bit_d = 1 << declarer
     if seat == declarer:
@@ -59,23 +80,24 @@ def _legal_doubles(
             allowed_sets = None
         allowed = doubled_me
     else:
-        allowed = bit_d if (positive or declarer_only) else 0b1111 & ~(1 << seat)
+        allowed = bit_d if (positive or declarer_only) else ((1 << n) - 1) & ~(1 << seat)
         allowed_sets = None
     out = []
-    for m in DOUBLE_SUBSETS:
-        targets = REL_TO_ABS[seat][m]
+    rel = rel_to_abs(n)[seat]
+    for i, m in enumerate(double_subsets(n)):
+        targets = rel[m]
         if targets & ~allowed:
             continue
         if allowed_sets is not None and targets not in allowed_sets:
             continue
         if must_double and not targets & bit_d:  # R6.4: the obligation is due now
             continue
-        out.append(DOUBLE_OF_SUBSET[m])
+        out.append(DOUBLE_BASE + i)
     return tuple(out)
 
 
 def settlement(scores: list[int], doubles: list[int]) -> list[int]:
-    """R6.5: for each pair, k directions doubled times the score difference, to the higher scorer."""
+    """R6.5 / R12.6: for each pair, k directions doubled times the score difference, to the higher scorer."""
     n = len(scores)
     if n == 4:  # by pairs of seats, from the tables below (the settlement of every classic deal)
         a, b, c, d = doubles
@@ -111,9 +133,9 @@ _PAIR_BITS: tuple[tuple[int, ...], ...] = tuple(
 _PAIR_COUNTS: tuple[tuple[int, ...], ...] = tuple(tuple(k >> 2 * p & 3 for p in range(6)) for k in range(4096))
 
 
-def split_scores(total: int, declarer: int) -> list[int]:
-    """R6.6 ``split``: each non-declarer scores floor(total / 3), the declarer the remainder."""
-    share = total // 3
-    out = [share] * 4
-    out[declarer] = total - 3 * share
+def split_scores(total: int, declarer: int, n: int = 4) -> list[int]:
+    """R6.6 / R12.6 ``split``: each non-declarer scores floor(total / (n - 1)), the declarer the remainder."""
+    share = total // (n - 1)
+    out = [share] * n
+    out[declarer] = total - (n - 1) * share
     return out

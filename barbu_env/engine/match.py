@@ -132,7 +132,7 @@ class Match:
         """Contracts ``seat`` has not yet declared, in table order (R3.1); in King's fixed order the
         contracts of the deals still to come, the same for every seat (R11.2)."""
         if self.fixed_order:
-            return list(self.table)[self.deal_no:]
+            return list(self.table)[self.deal_no :]
         return [n for n in self.table if n not in self.used[seat]]
 
     def _new_deal(self, hands: list[int] | None = None, contract: str | None = None) -> Deal:
@@ -140,7 +140,7 @@ class Match:
         if hands is None:
             hands = deal_hands(self.rng, self.rules)
         if k >= self.num_deals:  # R2.4 extra_deals: no declaration, no doubling
-            declarer = min(range(4), key=lambda s: (self.totals[s], s))
+            declarer = min(range(self.n), key=lambda s: (self.totals[s], s))
             rules = self.rules.replace(doubling="off", undoubled_negative="play")
             return Deal.from_hands(hands, declarer, EXTRA_DEAL, rules, available=())
         d = self.declarer_of(k)

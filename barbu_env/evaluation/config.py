@@ -77,7 +77,9 @@ def make_config(
                 )
     else:
         names = ["match"]
-    return EvalConfig(agents, mode, names, boards, seed, lineup, asdict(the_rules)), made
+    # as JSON keeps them: the list option ``positive`` (R10.3) as a list
+    options = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(the_rules).items()}
+    return EvalConfig(agents, mode, names, boards, seed, lineup, options), made
 
 
 def fallback_notes(cfg: EvalConfig, agents: Sequence[Agent]) -> list[str]:

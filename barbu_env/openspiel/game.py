@@ -50,10 +50,12 @@ from ..rules import CHOICES, OPTION_NAMES, PRESETS, Rules, load_rules
 GAME_NAME = "python_barbu"
 MODES = ("deal", "match")
 _DEFAULTS = Rules()
+#: Rule options offered as OpenSpiel parameters: the scalar ones (R10.3's list ``positive`` is no parameter type).
+_PARAM_OPTIONS = tuple(name for name in OPTION_NAMES if name != "positive")
 #: OpenSpiel's parameter specification: the names and default values ``load_game`` accepts.
 PARAMETERS: dict[str, Any] = {
     "mode": "deal", "contract": "", "declarer": 0, "rules": "classic",
-    **{name: getattr(_DEFAULTS, name) for name in OPTION_NAMES},
+    **{name: getattr(_DEFAULTS, name) for name in _PARAM_OPTIONS},
 }  # fmt: skip
 _NAMES = tuple(action_name(a) for a in range(NUM_ACTIONS))
 _OVER = int(Phase.OVER)
@@ -107,7 +109,7 @@ def config_of(params: dict[str, Any]) -> Config:
         raise ValueError(f"bad python_barbu parameter mode={mode!r}: expected one of {MODES}")
     if preset not in PRESETS:
         raise ValueError(f"bad python_barbu parameter rules={preset!r}: expected a preset of {sorted(PRESETS)}")
-    changed = {k: params[k] for k in OPTION_NAMES if k in params and params[k] != getattr(_DEFAULTS, k)}
+    changed = {k: params[k] for k in _PARAM_OPTIONS if k in params and params[k] != getattr(_DEFAULTS, k)}
     for k, v in changed.items():  # OpenSpiel passes strings for string options: check them here for a clear error
         if k in CHOICES and v not in CHOICES[k]:
             raise ValueError(f"bad python_barbu parameter {k}={v!r}: expected one of {CHOICES[k]}")

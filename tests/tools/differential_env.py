@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.getcwd())  # the checkout to test is the current directory
+from helpers import env_presets
+
 import barbu_env
 from barbu_env.rules import PRESETS
 
@@ -36,7 +38,10 @@ ILLEGAL = ("raise", "renege", "terminate")
 
 def configs() -> list[tuple[str, dict[str, Any]]]:
     """(label, env kwargs and the maker) for every preset, mode, illegal-action mode and wrapper."""
-    rules: list[Any] = sorted(PRESETS) + sorted(str(p) for p in (ROOT / "configs" / "rules").glob("*.yaml"))
+    env_plays = set(env_presets())  # R10.3 positive, R12's 3 or 5 players: engine-only for now
+    rules: list[Any] = sorted(p for p in PRESETS if p in env_plays) + sorted(
+        str(p) for p in (ROOT / "configs" / "rules").glob("*.yaml") if p.stem in env_plays
+    )
     out = []
     for r, mode, illegal, wrapped in itertools.product(rules, ("deal", "match"), ILLEGAL, (False, True)):
         label = f"{Path(r).name}|{mode}|{illegal}|{'env' if wrapped else 'raw_env'}"
