@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cache
+from typing import TypedDict
 
 from .cards import ACE_OF_HEARTS, HEARTS, KING_OF_HEARTS, QUEENS, SUIT_MASK
 from .rules import Rules
@@ -99,14 +100,27 @@ def _position_values(position_points: tuple[tuple[int, int], ...], num_tricks: i
     return tuple(values)
 
 
-# Scoring tables (R10.1): tricks, heart, ace of hearts extra, queen, K♥, 12th, 13th, fantan, trumps.
-_TABLES = {
-    "classic": dict(trick=-2, heart=-2, ace_h=-4, queen=-6, king=-20, pen=-10, last=-20,
-                    fantan=(45, 20, 5, -5), trump=5),
-    "basic52": dict(trick=-1, heart=-1, ace_h=0, queen=-3, king=-12, pen=-4, last=-8,
-                    fantan=(25, 15, 5, 0), trump=3),
-    "basic32": dict(trick=-1, heart=-1, ace_h=0, queen=-2, king=-8, pen=-3, last=-5,
-                    fantan=(20, 10, 0, 0), trump=2),
+class _Scoring(TypedDict):
+    """One scoring table (R10.1): tricks, heart, ace of hearts extra, queen, K♥, 12th, 13th, fantan, trumps."""
+
+    trick: int
+    heart: int
+    ace_h: int
+    queen: int
+    king: int
+    pen: int
+    last: int
+    fantan: tuple[int, ...]
+    trump: int
+
+
+_TABLES: dict[str, _Scoring] = {
+    "classic": _Scoring(trick=-2, heart=-2, ace_h=-4, queen=-6, king=-20, pen=-10, last=-20,
+                        fantan=(45, 20, 5, -5), trump=5),
+    "basic52": _Scoring(trick=-1, heart=-1, ace_h=0, queen=-3, king=-12, pen=-4, last=-8,
+                        fantan=(25, 15, 5, 0), trump=3),
+    "basic32": _Scoring(trick=-1, heart=-1, ace_h=0, queen=-2, king=-8, pen=-3, last=-5,
+                        fantan=(20, 10, 0, 0), trump=2),
 }  # fmt: skip
 
 
@@ -120,9 +134,9 @@ def contract_table(rules: Rules) -> dict[str, Contract]:
 def _contract_table(rules: Rules) -> dict[str, Contract]:
     if rules.king:
         return _king_table(rules.players, rules.short)
-    t = dict(_TABLES[rules.scoring])
+    t = _TABLES[rules.scoring].copy()
     if rules.ravage_city and rules.scoring == "classic":  # R9.2 keeps the classic table zero-sum
-        t.update(king=-16, fantan=(55, 30, 10, -10))
+        t["king"], t["fantan"] = -16, (55, 30, 10, -10)
     hearts = ((SUIT_MASK[HEARTS], t["heart"]), (1 << ACE_OF_HEARTS, t["ace_h"]))
     queens = ((QUEENS, t["queen"]),)
     king = ((1 << KING_OF_HEARTS, t["king"]),)

@@ -19,7 +19,7 @@ import itertools
 import operator
 from collections.abc import Mapping, Sequence
 from enum import IntEnum
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -394,7 +394,7 @@ class Deal:
         rules, deck, n, hand_size, _, _, _ = consts
         declarer = seat_index(declarer, "declarer", n)
         if type(hands) in (list, tuple) and len(hands) == n and all(type(h) is int for h in hands):
-            masks = list(hands)  # bitmasks: checked as a whole below
+            masks = cast("list[int]", list(hands))  # bitmasks: checked as a whole below
             union = 0
             for h in masks:
                 union |= h
@@ -650,7 +650,7 @@ class Deal:
                 hand = self.hands[self.to_move]
                 led = self.led
                 if led >= 0:
-                    t = _SUIT_CARDS[led][hand >> _SHIFT[led] & 8191]
+                    t: tuple[int, ...] | None = _SUIT_CARDS[led][hand >> _SHIFT[led] & 8191]
                     if t:  # R5.1: follow suit; the tuple of one suit's cards, cached for apply's check
                         self._cards = t
                         return [*t]
@@ -701,13 +701,20 @@ class Deal:
             return self._legal_declarations()
         return []
 
+    def _declared(self) -> Contract:
+        """The declared contract (for the phases after the declaration, R2.3)."""
+        c = self.contract
+        if c is None:
+            raise ValueError(f"no contract is declared yet (phase {self.phase})")
+        return c
+
     def _double_ids(self) -> tuple[int, ...]:
         """The legal doubling actions of the player on move (R6), as a shared tuple (cached by the callers in
         ``_legal_doubles`` until the next action)."""
         seat = self.to_move
         decl = self.declarer
         rules = self._rules
-        positive = self.contract.positive
+        positive = self._declared().positive
         if seat == decl:  # depends on who doubled the declarer; no R6.4 duty
             return legal_double_ids(rules, seat, decl, positive, self.doubles, False)
         # a defender's choice is fixed for the whole doubling phase: one row of tuples per set-up
@@ -716,7 +723,7 @@ class Deal:
         return row[seat]
 
     def _legal_declarations(self) -> list[int]:
-        out = []
+        out: list[int] = []
         for name in self.available:
             if name == "trumps":
                 out.extend(range(TRUMPS_BASE, TRUMPS_BASE + 4))
@@ -854,8 +861,8 @@ class Deal:
             self._mask = None
             if q < n - 1:  # the next defender: their legal doubles do not change during the phase
                 p = self.to_move = (self.declarer + 1 + q) % n  # doubling_order(declarer)[step]
-                t = self._double_row  # (reusing t: each local of apply costs every call a little)
-                self._legal_doubles = t[p] if t is not None else None
+                row = self._double_row
+                self._legal_doubles = row[p] if row is not None else None
             else:
                 self._legal_doubles = None
                 if q == n - 1:
@@ -911,9 +918,10 @@ class Deal:
 
     def _end_doubling(self) -> None:
         """All four have doubled (R6.1): play starts, or the R6.6 split ends an undoubled negative deal."""
-        if self._rules.undoubled_negative == "split" and not self.contract.positive and not any(self.doubles):
+        c = self._declared()
+        if self._rules.undoubled_negative == "split" and not c.positive and not any(self.doubles):
             self.split = True  # R6.6: the deal is not played
-            self.contract_scores = split_scores(self.contract.total(self.rules), self.declarer, self.n)
+            self.contract_scores = split_scores(c.total(self.rules), self.declarer, self.n)
             self.settlement = [0] * self.n
             self.scores = list(self.contract_scores)
             self.phase = OVER
@@ -923,7 +931,7 @@ class Deal:
     def _start_play(self) -> None:
         self.to_move = self.leader = self.declarer  # R2.3: the declarer leads / plays first
         self._mask = None
-        if self.contract.play == FANTAN:
+        if self._declared().play == FANTAN:
             self.phase = FANTAN_PLAY
             r = self.fantan_rank
             self.playable = RANK_MASK[r] & self.deck
@@ -1051,7 +1059,7 @@ class Deal:
         self.to_move = q
 
     def _finish(self) -> None:
-        c = self.contract
+        c = self._declared()
         if c.play == FANTAN:
             scores = [0] * self.n
             for place, seat in enumerate(self.finished):

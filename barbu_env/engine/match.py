@@ -190,25 +190,34 @@ class Match:
         deal = self.deal
         if not deal.is_over:
             raise ValueError("the current deal is not over")
+        contract, text, scores = deal.contract, deal.contract_text, deal.scores
+        if (
+            contract is None
+            or text is None
+            or scores is None
+            or deal.contract_scores is None
+            or deal.settlement is None
+        ):
+            raise ValueError("the current deal is over without a contract or scores")
         rec = DealRecord(
             self.deal_no,
             deal.declarer,
-            deal.contract_text,
+            text,
             tuple(deal.doubles),
             tuple(deal.contract_scores),
             tuple(deal.settlement),
-            tuple(deal.scores),
+            tuple(scores),
         )
         self.records.append(rec)
         if self.deal_no < self.num_deals:
-            self.used[deal.declarer].append(deal.contract.name)
+            self.used[deal.declarer].append(contract.name)
             for s in range(self.n):
                 if s != deal.declarer and deal.doubles[s] >> deal.declarer & 1:
                     self.doubled[deal.declarer][s] += 1
         else:
             self.extra_deals += 1
         for s in range(self.n):
-            self.totals[s] += deal.scores[s]
+            self.totals[s] += scores[s]
         self.deal_no += 1
         if self.deal_no >= self.num_deals and not self._needs_extra_deal():
             self.winners = self._decide_winners()
