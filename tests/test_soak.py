@@ -32,6 +32,20 @@ SLACK_BLOCKS = 2000
 BLOCKS_PER_ENTRY = 4
 
 
+def _all_decks() -> set[int]:
+    """Every deck a deal can use: each preset at each player count it accepts (R1, R11.4, R12.1)."""
+    from barbu_env.rules import PRESETS
+
+    decks = set()
+    for name in PRESETS:
+        for n in (3, 4, 5, 6):
+            try:
+                decks.add(barbu_env.load_rules(name, players=n).deck)
+            except ValueError:
+                pass
+    return decks
+
+
 def _bounds() -> dict[tuple[str, str], int]:
     """``(module, name)`` -> the most entries each growing module-level container may hold: the size at which
     the code clears it, or the size of the finite set of keys it is filled from."""
@@ -47,7 +61,7 @@ def _bounds() -> dict[tuple[str, str], int]:
         ("barbu_env.engine.deal", "_RULE_CONSTS"): 64,
         ("barbu_env.engine.deal", "_CONTRACT_CONSTS"): 256,
         ("barbu_env.engine.deal", "_DEFENDER_DOUBLES"): 1024,
-        ("barbu_env.engine.deal", "_DECK_BITS"): len({barbu_env.load_rules(p).deck for p in env_presets()}),
+        ("barbu_env.engine.deal", "_DECK_BITS"): len(_all_decks()),
         # (seat, declarer, positive, doubling, doubled_me, must_double): 5 * 5 * 2 * 3 * 32 * 2 combinations
         ("barbu_env.engine.doubling", "_LEGAL_DOUBLES"): 5 * 5 * 2 * 3 * 32 * 2,
     }
