@@ -9,8 +9,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from timeouts import time_limit  # noqa: E402
 
 from barbu_env import agents  # noqa: E402
 
@@ -27,22 +26,6 @@ LIMIT_S = 20
 EXAMPLES = int(os.environ.get("BARBU_EXAMPLES", "60"))
 FAST = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float = LIMIT_S) -> Iterator[None]:
-    """Fail (``TimeoutError``) if the block runs longer than ``seconds`` (SIGALRM: the main thread)."""
-
-    def expire(signum, frame):
-        raise TimeoutError(f"call ran longer than {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def names_something(message: str, *parts: object) -> bool:
@@ -68,7 +51,7 @@ def test_make_gives_an_agent_or_a_clear_error(spec, seed) -> None:
     if "checkpoints/" in spec or spec.startswith("checkpoints"):
         pytest.importorskip("torch")
     try:
-        with time_limit():
+        with time_limit(LIMIT_S):
             agent = agents.make(spec, seed=seed)
     except (ValueError, TypeError) as e:
         msg = str(e)
@@ -83,7 +66,7 @@ def test_make_gives_an_agent_or_a_clear_error(spec, seed) -> None:
 @FAST
 @given(spec=st.one_of(st.integers(), st.none(), st.lists(st.text(max_size=3), max_size=2), st.binary(max_size=4)))
 def test_make_refuses_specs_that_are_not_text(spec) -> None:
-    with time_limit(), pytest.raises((ValueError, TypeError), match="agent spec"):
+    with time_limit(LIMIT_S), pytest.raises((ValueError, TypeError), match="agent spec"):
         agents.make(spec)
 
 
@@ -138,7 +121,7 @@ def test_load_checkpoint_of_damaged_files_is_a_clear_error(tmp_path_factory, dat
     path = tmp_path_factory.mktemp("c") / "damaged.pt"
     path.write_bytes(raw)
     try:
-        with time_limit():
+        with time_limit(LIMIT_S):
             net, ckpt = load_checkpoint(path)
     except ValueError as e:
         assert "damaged.pt" in str(e), str(e)
@@ -168,7 +151,7 @@ def test_yaml_configs_load_or_name_the_bad_key(tmp_path_factory, data) -> None:
     path = tmp_path_factory.mktemp("y") / "cfg.yaml"
     path.write_text(yaml.safe_dump(data))
     try:
-        with time_limit():
+        with time_limit(LIMIT_S):
             cfg = load_config(DMCConfig, path)
     except (ValueError, TypeError) as e:
         assert names_something(str(e), *data), str(e)
@@ -186,7 +169,7 @@ def test_yaml_config_text_loads_or_is_a_clear_error(tmp_path_factory, text) -> N
     path = tmp_path_factory.mktemp("t") / "cfg.yaml"
     path.write_text(text)
     try:
-        with time_limit():
+        with time_limit(LIMIT_S):
             load_config(DMCConfig, path)
     except (ValueError, TypeError) as e:
         assert str(e)
@@ -238,7 +221,7 @@ def test_cli_arguments_run_or_fail_in_one_line(tmp_path_factory, monkeypatch, da
     err = io.StringIO()
     code = None
     try:
-        with time_limit(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        with time_limit(LIMIT_S), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             code = cli.main(argv)
     except _Valid:
         return
