@@ -87,11 +87,11 @@ from functools import cache, cached_property
 import numpy as np
 
 from .cards import SUIT_MASK
-from .contracts import CONTRACT_NAMES
+from .contracts import ANTI_SALAD, CONTRACT_NAMES
 from .engine.deal import Deal
 from .engine.doubling import doubling_order
 from .engine.match import OBLIGATION, Match
-from .rules import BOOL_OPTIONS, CHOICES, Rules
+from .rules import BOOL_OPTIONS, CHOICES, POSITIVE_CHOICES, Rules
 
 NUM_SEATS = 4
 CARDS = 52
@@ -148,7 +148,9 @@ NUM_BLOCKS: tuple[tuple[str, int, float, float], ...] = (
 )
 
 
-_CONTRACT_INDEX = {n: i for i, n in enumerate(CONTRACT_NAMES)}
+#: Entry of each contract in the contract-indexed blocks (``contract``, ``available``, ``remaining``): the order of
+#: ``CONTRACT_NAMES``, then ``anti_salad`` (R10.3), which only the layouts of rules with a positive salad hold.
+_CONTRACT_INDEX = {n: i for i, n in enumerate((*CONTRACT_NAMES, ANTI_SALAD))}
 
 
 _RULES_BITS: dict[int, tuple[Rules, int]] = {}
@@ -176,11 +178,18 @@ def rules_bits(rules: Rules) -> int:
 
 @cache
 def names_bits(names: tuple[str, ...]) -> int:
+    """The contract names as bits in the contract-indexed blocks' order (``anti_salad`` last, R10.3)."""
     bits = 0
     for n in names:
         if n in _CONTRACT_INDEX:
             bits |= 1 << _CONTRACT_INDEX[n]
     return bits
+
+
+@cache
+def positive_bits(positive: tuple[str, ...]) -> int:
+    """The ``positive`` block (R10.3) as an int: bit i for ``POSITIVE_CHOICES[i]`` negated."""
+    return sum(1 << i for i, n in enumerate(POSITIVE_CHOICES) if n in positive)
 
 
 def block(obs: np.ndarray, name: str) -> np.ndarray:
@@ -199,6 +208,8 @@ _SEAT_ROWS = {"played": CARDS, "trick": CARDS, "captured": CARDS, "excluded": CA
               "remaining": NUM_CONTRACTS, "tricks_won": 1, "cards_left": 1, "points": 1, "passes": 1,
               "totals": 1, "deals_left": 1}  # fmt: skip
 _SQUARE = ("doubles", "finished", "outstanding")
+#: Blocks with one entry per contract (``remaining``: one row of them per seat).
+_PER_CONTRACT = ("contract", "available", "remaining")
 KING_FLAGS = 3
 
 
@@ -223,6 +234,11 @@ class Layout:
     def offset(self) -> dict[str, int]:
         """``offset[name]``: the first entry of each block."""
         return {name: off for name, (off, _) in self.blocks.items()}
+
+    @cached_property
+    def num_contracts(self) -> int:
+        """Entries per contract-indexed block: 11 (``CONTRACT_NAMES``), 12 with ``anti_salad`` (R10.3)."""
+        return self.blocks["contract"][1]
 
     @cached_property
     def num_bits(self) -> int:
@@ -252,9 +268,13 @@ class Layout:
         return low, high
 
 
-def _resize(name: str, size: int, n: int, tricks: int) -> int:
+def _resize(name: str, size: int, n: int, tricks: int, contracts: int) -> int:
     if name in _SQUARE:
         return n * n
+    if name == "remaining":
+        return n * contracts
+    if name in _PER_CONTRACT:
+        return contracts
     if name in _SEAT_ROWS:
         return n * _SEAT_ROWS[name]
     if name == "trick_no":
@@ -263,10 +283,16 @@ def _resize(name: str, size: int, n: int, tricks: int) -> int:
 
 
 @cache
-def _layout(players: int, king: bool, tricks: int) -> Layout:
-    bits = [(name, _resize(name, size, players, tricks)) for name, size in BIT_BLOCKS
-            if not (king and name in _NOT_IN_KING)]  # fmt: skip
-    nums = [(name, _resize(name, size, players, tricks), lo, hi) for name, size, lo, hi in NUM_BLOCKS
+def _layout(players: int, king: bool, tricks: int, contracts: int = NUM_CONTRACTS, positive: bool = False) -> Layout:
+    """The layout over ``players`` seats with ``tricks`` entries of ``trick_no``, ``contracts`` entries per
+    contract-indexed block, and the ``positive`` block (R10.3) after ``rules`` when ``positive``."""
+    bits = []
+    for name, size in BIT_BLOCKS:
+        if not (king and name in _NOT_IN_KING):
+            bits.append((name, _resize(name, size, players, tricks, contracts)))
+        if name == "rules" and positive:
+            bits.append(("positive", len(POSITIVE_CHOICES)))
+    nums = [(name, _resize(name, size, players, tricks, contracts), lo, hi) for name, size, lo, hi in NUM_BLOCKS
             if not (king and name in _NOT_IN_KING)]  # fmt: skip
     if king:
         bits.append(("king", KING_FLAGS))
@@ -278,15 +304,16 @@ _LAYOUTS_MAX = 64
 
 
 def layout(rules: Rules) -> Layout:
-    """The observation layout of ``rules``: the classic one (:data:`BLOCKS`, :data:`OBS_SIZE`) for
-    Barbu, Barbu King's for ``game="king"`` (see the module docstring). Cached per ``Rules`` object."""
+    """The observation layout of ``rules``: the classic one (:data:`BLOCKS`, :data:`OBS_SIZE`) for four-player
+    Barbu without ``positive``; ``rules.players`` rows per seat block, ``max(13, hand size)`` entries of
+    ``trick_no``, with option ``positive`` its block and with a positive salad ``anti_salad`` in the contract
+    blocks; Barbu King's blocks for ``game="king"`` (see the module docstring). Cached per ``Rules`` object."""
     hit = _LAYOUTS.get(id(rules))
     if hit is not None and hit[0] is rules:
         return hit[1]
-    if not rules.king:
-        lay = _layout(4, False, NUM_TRICKS_MAX)
-    else:
-        lay = _layout(rules.players, True, max(NUM_TRICKS_MAX, rules.hand_size))
+    contracts = NUM_CONTRACTS + ("salad" in rules.positive)
+    tricks = max(NUM_TRICKS_MAX, rules.hand_size)
+    lay = _layout(rules.players, rules.king, tricks, contracts, bool(rules.positive))
     if len(_LAYOUTS) >= _LAYOUTS_MAX:  # one entry per Rules object: bounded like _RULES_BITS
         _LAYOUTS.clear()
     _LAYOUTS[id(rules)] = (rules, lay)  # holds ``rules``, so its id is not reused while cached
@@ -294,7 +321,7 @@ def layout(rules: Rules) -> Layout:
 
 
 #: The classic layout (the table above).
-CLASSIC = _layout(NUM_SEATS, False, NUM_TRICKS_MAX)
+CLASSIC = _layout(NUM_SEATS, False, NUM_TRICKS_MAX, NUM_CONTRACTS, False)
 #: ``BLOCKS[name] = (offset, size)`` for every block of the classic layout.
 BLOCKS: dict[str, tuple[int, int]] = CLASSIC.blocks
 NUM_BITS = CLASSIC.num_bits
@@ -381,7 +408,7 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
             for r in range(n):
                 if deal.must_double >> rel[r] & 1:
                     x |= 1 << (at["must_double"] + r)
-        for s in doubling_order(deal.declarer)[: deal.double_step]:
+        for s in doubling_order(deal.declarer, n)[: deal.double_step]:
             x |= 1 << (at["doubled_done"] + (s - seat) % n)
     x |= names_bits(tuple(deal.available)) << at["available"]
     if deal.hearts_broken:
@@ -390,6 +417,8 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     for place, s in enumerate(deal.finished):
         x |= 1 << (at["finished"] + n * ((s - seat) % n) + place)
     x |= rules_bits(deal.rules) >> RULES << at["rules"]
+    if "positive" in at:
+        x |= positive_bits(deal.rules.positive) << at["positive"]
     if lay.king:
         rules = deal.rules
         x |= (rules.short | rules.choose << 1 | 4) << at["king"]
@@ -422,7 +451,7 @@ def _match_part(facts: tuple, rel: list[int], lay: Layout) -> tuple[int, list[fl
     at = lay.offset
     x = 1 << at["is_match"]
     for r, s in enumerate(rel):
-        x |= remaining[s] << (at["remaining"] + NUM_CONTRACTS * r)
+        x |= remaining[s] << (at["remaining"] + lay.num_contracts * r)
     numeric = [totals[s] / POINT_SCALE for s in rel]
     numeric.append(deal_no)
     numeric += [left[s] for s in rel]
