@@ -123,6 +123,12 @@ def _ids(players: int) -> dict[str, int]:
     return {n: i for i, n in enumerate(_names(players))}
 
 
+@cache
+def action_names(rules: Rules) -> tuple[str, ...]:
+    """The names of the :func:`num_actions` ids under ``rules``, by id (Barbu King: the four-player names)."""
+    return _names(4 if rules.game == "king" else rules.players)[: num_actions(rules)]
+
+
 def action_name(action: int, players: int = 4) -> str:
     """Name of an action id at ``players`` seats, e.g. ``12 -> "AC"``, ``79 -> "double:none"``; doubling
     actions name relative seats, ``"double:left+right"`` at four players, offsets (``"double:+1+3"``) else."""

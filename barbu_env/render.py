@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .actions import action_name
+from .actions import action_names
 from .cards import format_card, format_mask
 from .engine.deal import Deal, Phase
 from .engine.match import Match
@@ -88,5 +88,6 @@ def render_text(deal: Deal, match: Match | None = None, hands: str = "current", 
         lines.append("deal scores: " + "  ".join(f"P{s} {v:+d}" for s, v in enumerate(deal.scores)))
     elif on_move >= 0:
         legal = deal.legal_actions()
-        lines.append(f"P{on_move} to move: " + " ".join(action_name(a, n) for a in legal))
+        names = action_names(deal.rules)
+        lines.append(f"P{on_move} to move: " + " ".join(names[a] for a in legal))
     return "\n".join(lines)

@@ -20,13 +20,14 @@ from ..rules import Rules
 FAMILIES_WITH_PARAMETER = ("trumps", "fantan")
 
 
-#: The games and player counts the adapters are tested with: classic Barbu (4 seats) and Barbu King (R11.4).
-SUPPORTED: dict[str, tuple[int, ...]] = {"barbu": (4,), "king": (3, 4, 5)}
+#: The games and player counts the adapters are tested with: classic Barbu (R12.1) and Barbu King (R11.4).
+SUPPORTED: dict[str, tuple[int, ...]] = {"barbu": (3, 4, 5), "king": (3, 4, 5)}
 
 
 def check_supported(rules: Rules, adapter: str) -> None:
     """Refuse, with what is accepted, a game or player count the adapters are not tested with; the accepted
-    ones take their seats and observation layout from the env (``layout(rules)``, R11.4)."""
+    ones take their seats, observation layout and action count from the env (``layout(rules)``,
+    ``num_actions(rules)``: R10.3, R11.4, R12)."""
     counts = SUPPORTED.get(rules.game, ())
     if rules.players not in counts:
         accepted = "; ".join(f"game={g!r} with players in {c}" for g, c in SUPPORTED.items())

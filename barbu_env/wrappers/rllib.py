@@ -8,8 +8,8 @@ the project's checkpoint format (:mod:`barbu_env.nn`). Imports ray: import this 
 
 :class:`BarbuMultiAgentEnv` is a thin equivalent of RLlib's ``PettingZooEnv`` over ``barbu_env.env``:
 
-- observations are ``{"observations": float32[1228], "action_mask": float32[87]}`` (Barbu King: its own length,
-  ``layout(rules).size``, and 3 to 5 seats, R11.4) — RLlib's
+- observations are ``{"observations": float32[1228], "action_mask": float32[87]}`` for four-player Barbu (other
+  rules: ``layout(rules).size`` and ``num_actions(rules)``, 3 to 5 seats, R10.3, R11.4, R12) — RLlib's
   action-masking module (``ActionMaskingTorchRLModule``) expects the key ``observations`` where
   PettingZoo has ``observation``;
 - turn-based: each step returns the observation of the agent on move only; rewards are returned for
@@ -95,15 +95,11 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         else:
             self.possible_agents = list(self._names)
         self.agents = self.possible_agents[:n]
-        box = self.raw.observation_space(self._names[0])["observation"]  # layout(rules): classic or King's n seats
-        space = gym.spaces.Dict(
-            {
-                "observations": box,
-                "action_mask": gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
-            }
-        )
+        box = self.raw.observation_space(self._names[0])["observation"]  # layout(rules): n seats
+        k = self.raw.num_actions  # num_actions(rules): R10.3, R12.2
+        space = gym.spaces.Dict({"observations": box, "action_mask": gym.spaces.Box(0.0, 1.0, (k,), np.float32)})
         self.observation_spaces = {a: space for a in self.possible_agents}
-        self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: gym.spaces.Discrete(k) for a in self.possible_agents}
         self._rng = np.random.default_rng(seed)
         self._ids = list(self._names)
 
@@ -241,7 +237,11 @@ def module_to_policynet(module: Any) -> Any:
         raise ValueError("the RLlib module's heads have hidden layers: PolicyNet needs head_fcnet_hiddens=[]")
     hidden = tuple(layer.out_features for layer in trunk)
     if not trunk or trunk[0].in_features != OBS_SIZE or pi[0].out_features != NUM_ACTIONS:
-        raise ValueError(f"the RLlib module does not map {OBS_SIZE} observations to {NUM_ACTIONS} actions")
+        raise ValueError(
+            f"the RLlib module does not map {OBS_SIZE} observations to {NUM_ACTIONS} actions: the checkpoint format "
+            "holds networks of four-player Barbu's layout (rules with 3 or 5 players or option positive train "
+            "modules of other sizes, which stay RLlib modules)"
+        )
     net = PolicyNet(OBS_SIZE, NUM_ACTIONS, hidden)
     targets = [m for m in net.trunk if isinstance(m, nn.Linear)] + [net.policy, net.value]
     with torch.no_grad():

@@ -26,7 +26,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..actions import NUM_ACTIONS
 from ..agents import Agent, make
 from ..env import env as make_env
 from .common import check_contracts, check_supported, contract_scale, sample_deal
@@ -40,7 +39,7 @@ class BarbuSingleAgentEnv(gym.Env):
 
     Args:
         opponents: one agent spec for all the other seats, or one spec per other seat (given in seat order
-            after the learner: left, across, right, R1.3; 2 or 4 in Barbu King for 3 or 5 players, R11.4).
+            after the learner: left, across, right, R1.3; 2 or 4 for 3 or 5 players, R11.4, R12.1).
         seat: the learner's seat 0..n-1, or ``"random"`` (default) for a fresh seat each episode.
         contracts: deal mode only: draw each episode's contract uniformly from these names (family names
             ``"trumps"``/``"fantan"`` get the parameter the heuristic names, see
@@ -98,13 +97,13 @@ class BarbuSingleAgentEnv(gym.Env):
         self.normalize = bool(normalize)
         self.dict_obs = bool(dict_obs)
         self.render_mode = self.raw.render_mode
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
-        space = self.raw.observation_space(self.agents[0])  # laid out by layout(rules): classic or King's n seats
+        self.action_space = spaces.Discrete(self.raw.num_actions)  # num_actions(rules): R10.3, R12.2
+        space = self.raw.observation_space(self.agents[0])  # laid out by layout(rules): n seats
         self.observation_space = space if dict_obs else space["observation"]
         self._rng = np.random.default_rng(seed)
         self.seat = 0
         self.agent = self.agents[0]
-        self._mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._mask = np.zeros(self.raw.num_actions, np.int8)
         self._done = True
         self._pending = 0.0
 
