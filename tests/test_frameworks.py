@@ -58,6 +58,10 @@ def test_gymnasium_check_env_passes():
     env = BarbuSingleAgentEnv(opponents="heuristic", rules="king5", seed=0)
     check_env(env, skip_render_check=True)
     assert env.observation_space.shape == (1427,) and len(env.opponents) == 4  # R11.4: 5 seats
+    for rules, size, actions in (("classic3", 977, 83), ("classic5", 1489, 95), ("positive1", 1238, 88)):
+        env = BarbuSingleAgentEnv(opponents="heuristic", rules=rules, seed=0)  # R12, R10.3
+        check_env(env, skip_render_check=True)
+        assert env.observation_space.shape == (size,) and env.action_space.n == actions == len(env.action_masks())
 
 
 @pytest.mark.parametrize(
@@ -79,6 +83,10 @@ def test_gymnasium_check_env_passes():
         ({"mode": "deal", "rules": "king3", "opponents": "heuristic"}, 8),
         ({"mode": "deal", "rules": "king5", "opponents": ["random"] * 4, "contracts": ["no_hearts", "fantan"]}, 8),
         ({"mode": "match", "rules": "king3", "short": True, "opponents": "heuristic", "seat": 1}, 1),
+        # classic Barbu for 3 and 5 players (R12) and positive scoring (R10.3): their own layouts and action counts
+        ({"mode": "deal", "rules": "classic3", "opponents": "heuristic"}, 8),
+        ({"mode": "deal", "rules": "classic5", "opponents": ["random"] * 4, "contracts": ["no_king", "fantan"]}, 8),
+        ({"mode": "deal", "rules": "positive1", "opponents": "random", "contracts": ["anti_salad", "no_tricks"]}, 8),
     ],
 )
 def test_single_agent_rewards_are_the_learners_own_points(kwargs, episodes):
@@ -230,6 +238,21 @@ def test_torchrl_match_rewards(one_torch_thread):
         assert td["next", f"player_{i}", "reward"].sum().item() == pytest.approx(raw.match.totals[i])
 
 
+@pytest.mark.parametrize(("rules", "actions"), [("classic3", 83), ("positive1", 88)])
+def test_torchrl_variants_rewards_and_masks(one_torch_thread, rules, actions):
+    """Classic Barbu for 3 players (R12) and positive scoring (R10.3) through TorchRL: the env's agents and action
+    count reach its specs, and reward sums are the deal scores."""
+    one_torch_thread.manual_seed(2)
+    env = _torchrl_env(mode="deal", rules=rules, declarer="random")
+    raw = env._env.unwrapped
+    agents = raw.possible_agents
+    for _ in range(2):
+        td = env.rollout(400, break_when_any_done=True)
+        assert td[agents[0], "action_mask"].shape[-1] == actions
+        for i, a in enumerate(agents):
+            assert td["next", a, "reward"].sum().item() == pytest.approx(raw.deal.scores[i])
+
+
 # ================================================================== RLlib
 def _rllib_episode(env, rng):
     from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
@@ -264,6 +287,8 @@ def _rllib_episode(env, rng):
         {"mode": "match", "rules": "basic32", "seed": 2},
         {"mode": "deal", "rules": "king5", "contracts": ["no_tricks", "fantan"], "agent_ids": "contract", "seed": 3},
         {"mode": "match", "rules": "king3", "short": True, "seed": 4},  # R11.3, R11.4
+        {"mode": "deal", "rules": "classic5", "declarer": "random", "seed": 5},  # R12: doubling by 5 seats
+        {"mode": "deal", "rules": "positive2", "contracts": ["anti_salad", "salad"], "agent_ids": "contract", "seed": 6},
     ],
 )
 def test_rllib_env_rewards_reach_every_seat(config):
@@ -358,8 +383,10 @@ def test_adapters_refuse_untested_variants_saying_what_they_accept() -> None:
 
     from barbu_env.wrappers.common import SUPPORTED, check_supported
 
-    for preset in ("classic", "basic32", "ravage_city", "king", "king3", "king5", "king_short", "king_choose"):
+    presets = ("classic", "basic32", "ravage_city", "king", "king3", "king5", "king_short", "king_choose", "classic3",
+               "classic5", "positive1", "positive2", "positive3")  # fmt: skip
+    for preset in presets:
         check_supported(barbu_env.load_rules(preset), "BarbuMultiAgentEnv")
-    with pytest.raises(ValueError, match=r"6 players: it accepts game='barbu' with players in \(4,\); game='king'"):
+    with pytest.raises(ValueError, match=r"6 players: it accepts game='barbu' with players in \(3, 4, 5\); game='king'"):
         check_supported(SimpleNamespace(game="king", players=6), "BarbuSingleAgentEnv")
-    assert SUPPORTED == {"barbu": (4,), "king": (3, 4, 5)}
+    assert SUPPORTED == {"barbu": (3, 4, 5), "king": (3, 4, 5)}
