@@ -58,21 +58,31 @@ Total :data:`OBS_SIZE` = 1228 (:data:`NUM_BITS` = 1187 binary entries, then 41 n
 checked against :data:`BLOCKS` by a test. The function reads only engine state, so a batched
 engine can reproduce it bit for bit.
 
-Barbu King (R11) has its own layout, :func:`layout` ``(rules)``: the same blocks with ``n`` rows per
-seat block (``n = rules.players``, 3..5, relative seat ``r`` is absolute ``(observer + r) % n``),
-``trick_no`` of ``max(13, hand size)`` entries, without the blocks that are always empty in King
-(``trump``, ``doubles``, ``doubled_done``, ``must_double``, ``extra_deal``, ``outstanding``), and with
-one more binary block after ``remaining``:
+Other rules have their own layout, :func:`layout` ``(rules)``, made of the same blocks; :func:`layout` of
+four-player classic rules without ``positive`` is exactly the table above.
+
+- **n seats** (classic Barbu for 3 or 5 players, R12; Barbu King for 3 to 5, R11.4): every ``[r][x]`` block
+  has ``n`` rows, relative seat ``r`` being absolute seat ``(observer + r) % n`` (offsets +1 … +(n−1),
+  R12.2); ``doubles``, ``finished`` and ``outstanding`` are ``n`` rows of ``n``; ``trick_no`` has
+  ``max(13, hand size)`` entries (17 for three players with 52 cards).
+- **option positive** (R10.3): one more binary block after ``rules``, ``positive`` (4 entries: ``no_tricks``,
+  ``no_hearts``, ``no_queens``, ``salad``, each 1 when that contract is played with negated points); with a
+  positive salad the contract blocks (``contract``, ``available`` and each row of ``remaining``) have a
+  12th entry, ``anti_salad``.
+- **Barbu King** (R11): no blocks that are always empty in King (``trump``, ``doubles``, ``doubled_done``,
+  ``must_double``, ``extra_deal``, ``outstanding``), and one more binary block after ``remaining``:
 
 ==================  ======  ==================================================================
 king                3       ``short``, ``choose`` (R11.3), and 1 for Barbu King (points are bad:
                             ``points`` and ``totals`` keep the game's sign, positive = bad)
 ==================  ======  ==================================================================
 
-Sizes: 951 entries for 3 players, 1186 for 4, 1427 for 5 (a test checks the blocks).
-In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come
-(R11.2) and ``available`` the contract of this deal. :func:`layout` of classic rules is exactly the
-table above.
+In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come (R11.2)
+and ``available`` the contract of this deal.
+
+Sizes: classic Barbu 977 for 3 players, 1228 for 4, 1489 for 5 (973 for 3 players with 32 cards); with
+option ``positive`` 4 more (1232 at four players), 6 + n more with a positive salad (1238 for positive1..3);
+Barbu King 951 for 3 players, 1186 for 4, 1427 for 5. A test checks these against :func:`layout`.
 
 :func:`encode` is the one reference encoder, block by block for any layout. The compiled kernels
 (:mod:`barbu_env.vector`) write the classic layout from the batched state; tests check them against
