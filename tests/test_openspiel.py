@@ -52,8 +52,11 @@ def test_registered_with_every_rule_option():
     assert bo.load(doubling="off").get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM  # declarer's choice
 
 
-@pytest.mark.parametrize(("rules", "actions", "name"), [("classic3", 83, "double:+1+2"), ("classic5", 95, "double:+2+4"),
-                                                        ("positive1", 88, "declare:anti_salad"), ("king3", 87, "pass")])
+@pytest.mark.parametrize(
+    ("rules", "actions", "name"),
+    [("classic3", 83, "double:+1+2"), ("classic5", 95, "double:+2+4"), ("positive1", 88, "declare:anti_salad"),
+     ("king3", 87, "pass")],
+)  # fmt: skip
 def test_action_space_follows_the_rules(rules, actions, name):
     """R12.2 / R10.3: the game's action ids are those of the env (``num_actions``), named at its player count."""
     game = bo.load(rules=rules)
@@ -97,8 +100,9 @@ def test_openspiel_random_sim_test(params):
     pyspiel.random_sim_test(bo.load(**params), num_sims=2, serialize=True, verbose=False)
 
 
-@pytest.mark.parametrize("rules", ["classic", "ravage_city", "salad", "basic32", "king", "king5", "classic3", "classic5",
-                                   "positive3"])  # fmt: skip
+@pytest.mark.parametrize(
+    "rules", ["classic", "ravage_city", "salad", "basic32", "king", "king5", "classic3", "classic5", "positive3"]
+)
 def test_returns_sum_to_the_contract_total(rules):
     """E5: every contract's returns sum to its total (settlement is zero-sum, R6.5); the returns are the
     engine's deal scores for the same hands and actions, times the game's sign (R11: King's are negated)."""

@@ -333,7 +333,8 @@ def test_r12_barbu_eval(tmp_path) -> None:
     from barbu_env.evaluation import main
 
     s = evaluate(["heuristic", "random"], rules="classic3", contracts=["no_queens", "fantan"], boards=2, seed=0)
-    assert s["config"]["seatings"] == [[0, 1, 1], [1, 1, 0], [1, 0, 1]] and list(s["contracts"]) == ["no_queens", "fantan"]
+    assert s["config"]["seatings"] == [[0, 1, 1], [1, 1, 0], [1, 0, 1]]
+    assert list(s["contracts"]) == ["no_queens", "fantan"]
     for name in ("no_queens", "fantan"):  # margins from the 3-seat table mean: heuristic + 2 x random = 0
         row = s["contracts"][name]
         assert row["boards"] == 2
