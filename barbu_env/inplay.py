@@ -95,8 +95,8 @@ def mask_of(deal: Deal, size: int = NUM_ACTIONS) -> np.ndarray:
 class EnginePlay:
     """The engine ``Deal`` (the match's current deal in match mode) and the reference encoder. Observations are
     encoded once per state of the deal (its history length and phase) and seat; the deal may also be changed
-    outside :meth:`apply` (a renege, a caller's own ``apply``). Masks have ``size`` entries (the env's action
-    count: an R2.4 tie-break deal's own rules may have fewer actions)."""
+    outside :meth:`apply` (a renege, a caller's own ``apply``). Masks have ``size`` entries, the env's action
+    count (``num_actions(rules)``)."""
 
     def __init__(self, deal: Deal, match: Match | None = None, size: int = NUM_ACTIONS) -> None:
         self._deal = deal

@@ -211,7 +211,8 @@ def block(obs: np.ndarray, name: str) -> np.ndarray:
 # ================================================================================= any layout (King, n seats)
 #: Blocks that Barbu King never fills (no trumps, no doubling, no tie-break deal: R11.1).
 _NOT_IN_KING = ("trump", "doubles", "doubled_done", "must_double", "extra_deal", "outstanding")
-#: Per-seat blocks: (name, entries per seat row); ``n`` rows for ``n`` seats. Blocks of n x n entries
+#: Per-seat blocks: (name, entries per seat row); ``n`` rows for ``n`` seats (``remaining``: one entry per
+#: contract of the layout, :data:`_PER_CONTRACT`). Blocks of n x n entries
 #: (``doubles``, ``finished``, ``outstanding``) have ``n`` rows of ``n``.
 _SEAT_ROWS = {"played": CARDS, "trick": CARDS, "captured": CARDS, "excluded": CARDS, "void": NUM_SUITS,
               "declarer": 1, "leader": 1, "to_move": 1, "doubled_done": 1, "must_double": 1,
@@ -281,10 +282,8 @@ class Layout:
 def _resize(name: str, size: int, n: int, tricks: int, contracts: int) -> int:
     if name in _SQUARE:
         return n * n
-    if name == "remaining":
-        return n * contracts
-    if name in _PER_CONTRACT:
-        return contracts
+    if name in _PER_CONTRACT:  # ``remaining``: one row per seat
+        return contracts * (n if name in _SEAT_ROWS else 1)
     if name in _SEAT_ROWS:
         return n * _SEAT_ROWS[name]
     if name == "trick_no":
@@ -293,7 +292,7 @@ def _resize(name: str, size: int, n: int, tricks: int, contracts: int) -> int:
 
 
 @cache
-def _layout(players: int, king: bool, tricks: int, contracts: int = NUM_CONTRACTS, positive: bool = False) -> Layout:
+def _layout(players: int, king: bool, tricks: int, contracts: int, positive: bool) -> Layout:
     """The layout over ``players`` seats with ``tricks`` entries of ``trick_no``, ``contracts`` entries per
     contract-indexed block, and the ``positive`` block (R10.3) after ``rules`` when ``positive``."""
     bits = []
