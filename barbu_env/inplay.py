@@ -33,7 +33,7 @@ _PLAY = int(Phase.PLAY)
 #: Action masks by mask size (the env's action count, :func:`~barbu_env.actions.num_actions`) and legal-action key
 #: (read-only arrays; cleared when full): in trick play the legal card mask (an int: its bits are exactly the legal
 #: actions), otherwise the tuple of legal actions.
-_MASKS: dict[int, dict[int | tuple[int, ...], np.ndarray]] = {NUM_ACTIONS: {}}
+_MASKS: dict[tuple[int, int | tuple[int, ...]], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
 
 
@@ -69,26 +69,23 @@ class DealInPlay(Protocol):
 def mask_of(deal: Deal, size: int = NUM_ACTIONS) -> np.ndarray:
     """The action mask (``size`` entries, the env's action count) of the player on move, from
     ``Deal.legal_actions()`` (read-only, shared between calls)."""
-    masks = _MASKS.get(size)
-    if masks is None:
-        masks = _MASKS[size] = {}
-    if deal.phase == _PLAY:  # the legal actions are the bits of the legal card mask (an int hashes fast)
-        key: int | tuple[int, ...] = deal.legal_card_mask()
-        m = masks.get(key)
+    if deal.phase == _PLAY:  # the legal actions are the bits of the legal card mask (an int: a cheap key)
+        key: tuple[int, int | tuple[int, ...]] = (size, deal.legal_card_mask())
+        m = _MASKS.get(key)
         if m is not None:
             return m
         legal = deal.legal_actions()
     else:
         legal = deal.legal_actions()
-        key = tuple(legal)
-        m = masks.get(key)
+        key = (size, tuple(legal))
+        m = _MASKS.get(key)
     if m is None:
-        if len(masks) >= _MASKS_MAX:
-            masks.clear()
+        if len(_MASKS) >= _MASKS_MAX:
+            _MASKS.clear()
         m = np.zeros(size, np.int8)
         m[legal] = 1
         m.flags.writeable = False
-        masks[key] = m
+        _MASKS[key] = m
     return m
 
 
