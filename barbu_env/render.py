@@ -23,12 +23,9 @@ def variant_title(rules: Rules) -> str | None:
     return "Barbu, " + "; ".join(parts)
 
 
-def contract_text(deal: Deal) -> str:
-    """The deal's contract as text (``"trumps:S"``), ``"(positive)"`` added to a negated one (R10.3)."""
-    text = deal.contract_text or "(to be declared)"
-    if deal.contract is not None and deal.contract.name in deal.rules.positive:
-        text += " (positive)"
-    return text
+def positive_mark(deal: Deal) -> str:
+    """``" (positive)"`` when the deal's contract is played with negated points (R10.3), else ``""``."""
+    return " (positive)" if deal.contract is not None and deal.contract.name in deal.rules.positive else ""
 
 
 def render_text(deal: Deal, match: Match | None = None, hands: str = "current", symbols: bool = True) -> str:
@@ -48,7 +45,7 @@ def render_text(deal: Deal, match: Match | None = None, hands: str = "current", 
         lines.append(f"{head}   totals: " + "  ".join(f"P{s} {t:+d}" for s, t in enumerate(match.totals)))
         if match.winners is not None:
             lines.append("winners: " + ", ".join(f"P{s}" for s in match.winners))
-    contract = contract_text(deal)
+    contract = (deal.contract_text or "(to be declared)") + positive_mark(deal)
     dealer = ""
     if match is not None and deal.rules.king and not match.is_over:
         dealer = f"dealer P{match.dealer_of(match.deal_no)}   "  # R11.1: the declarer is on its left

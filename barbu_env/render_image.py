@@ -25,7 +25,7 @@ from PIL import Image, ImageDraw, ImageFont
 from .cards import RANKS, cards_of
 from .engine.deal import Deal, Phase
 from .engine.match import Match
-from .render import variant_title
+from .render import positive_mark, variant_title
 
 WIDTH, HEIGHT = 800, 560
 _FELT, _FELT_DARK, _INK, _CARD, _BACK = (22, 96, 56), (16, 72, 42), (245, 245, 235), (250, 250, 246), (60, 70, 140)
@@ -98,8 +98,7 @@ def _contract_label(deal: Deal) -> str:
     if deal.fantan_rank >= 0:
         name = "Domino" if deal.rules.king else "Fantan"
         return f"{name} from {RANKS[deal.fantan_rank].replace('T', '10')}"
-    label = deal.contract.name.replace("_", " ").capitalize()
-    return label + " (positive)" if deal.contract.name in deal.rules.positive else label
+    return deal.contract.name.replace("_", " ").capitalize() + positive_mark(deal)
 
 
 def render_image(deal: Deal, match: Match | None = None, hands: str = "current") -> np.ndarray:
