@@ -551,6 +551,15 @@ def test_rllib_module_agent_and_match_config_errors():
     env.reset(seed=0)
     with pytest.raises(ValueError, match="1228"):  # trained on King's 3-seat layout, asked to play classic Barbu
         ModuleAgent(module).act(env, env.agent_selection)
+    # the agent spec "rllib:source=CHECKPOINT" (barbu-eval, barbu_env.agents.make)
+    from barbu_env.agents import make
+
+    with pytest.raises(ValueError, match=r"agent 'rllib' needs option\(s\) \['source'\]"):
+        make("rllib")
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['samples'\] for agent 'rllib'.*'source', 'module'"):
+        make("rllib:source=x,samples=3")
+    with pytest.raises(ValueError, match="'nowhere' is not an RLlib algorithm checkpoint"):
+        make("rllib:source=nowhere")
     with pytest.raises(ValueError, match=r"no RLlib module 'trumps'.*\['shared'\]"):
         from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
 
@@ -559,42 +568,36 @@ def test_rllib_module_agent_and_match_config_errors():
 
 @pytest.mark.slow
 def test_rllib_match_mode_trains_and_the_policy_plays_whole_matches(tmp_path, one_torch_thread):
-    """The match-mode recipe (docs/FRAMEWORKS.md): two PPO iterations on whole basic32 matches with one shared
-    policy (a match is about 1000 steps, so the second iteration finishes one); the trained policy, loaded
-    from its RLlib checkpoint, then plays whole matches against the heuristic, making its own declarations and
-    doubling decisions, and chooses as the in-memory module does."""
+    """training/rllib_train.py --mode match, tiny config: two PPO iterations on whole basic32 matches with one
+    shared policy (a match is about 1000 steps, so the second iteration finishes one) and one duplicate match
+    against the heuristic through barbu-eval (agent "rllib:source=CHECKPOINT"); the trained policy, loaded
+    from its RLlib checkpoint, plays whole matches against the heuristic making its own declarations and
+    doubling decisions."""
     pytest.importorskip("ray.rllib")
-    import ray
-
     from barbu_env.agents import make
-    from barbu_env.wrappers.rllib import SHARED_POLICY, ModuleAgent, masked_ppo_config
+    from training.rllib_train import build_parser, train
 
-    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
-    try:
-        config = masked_ppo_config(None, {"mode": "match", "rules": "basic32"}, hidden=(32,)).training(
-            train_batch_size_per_learner=600, minibatch_size=200, num_epochs=1
-        )
-        algo = config.build_algo()
-        before = [p.detach().clone() for p in algo.get_module(SHARED_POLICY).parameters()]
-        results = [algo.train() for _ in range(2)]
-        runners = results[-1]["env_runners"]
-        assert runners["num_episodes_lifetime"] >= 1 and set(runners["module_episode_returns_mean"]) == {"shared"}
-        assert set(runners["agent_episode_returns_mean"]) == {f"player_{i}" for i in range(4)}
-        after = list(algo.get_module(SHARED_POLICY).parameters())
-        assert any(not torch_equal(a, b) for a, b in zip(before, after))
-        checkpoint = algo.save_to_path(str(tmp_path / "ckpt"))
-        live = ModuleAgent(algo.get_module(SHARED_POLICY))
-        algo.stop()
-    finally:
-        ray.shutdown()
-    trained = ModuleAgent(checkpoint)
+    args = build_parser().parse_args(
+        ["--mode", "match", "--rules", "basic32", "--iterations", "2", "--train-batch", "600", "--minibatch", "200",
+         "--epochs", "1", "--hidden", "32", "--num-cpus", "1", "--out", str(tmp_path), "--eval-boards", "1"]
+    )  # fmt: skip
+    out = train(args)
+    last = out["last"]
+    assert last["env_steps"] >= 1200 and last["episodes"] >= 1 and set(last["module_return_mean"]) == {"shared"}
+    assert set(last["agent_return_mean"]) == {f"player_{i}" for i in range(4)}
+    assert out["policies"] == {}  # match mode: no per-contract checkpoints
+    evaluation = out["evaluation"]
+    assert evaluation["config"]["mode"] == "match" and evaluation["config"]["agents"][0] == (
+        f"rllib:source={out['checkpoint']}"
+    )
+    assert evaluation["finished"] == 1 and evaluation["contracts"]["match"]["boards"] == 1
+
+    trained = make(f"rllib:source={out['checkpoint']}")
     env = barbu_env.env(mode="match", rules="basic32")
     for seat in (0, 2):
         agents = [trained if s == seat else make("heuristic", seed=s) for s in range(4)]
-        kinds = _play_match(env, agents, rng_seed=seat)
-        mine = {k: [a for s, a in v if s == seat] for k, v in kinds.items()}
-        assert len(mine["declare"]) == 7 and len(mine["double"]) == 28  # R2.1: 7 declarations; R6.1
-        _check_match_decisions(env.unwrapped, {k: [(s, a) for s, a in v if s == seat] for k, v in kinds.items()},
-                               {seat})  # fmt: skip
-        replay = _play_match(env, [live if s == seat else make("heuristic", seed=s) for s in range(4)], seat)
-        assert replay == kinds  # the checkpoint holds the trained weights
+        kinds = {k: [(s, a) for s, a in v if s == seat] for k, v in _play_match(env, agents, seat).items()}
+        assert len(kinds["declare"]) == 7 and len(kinds["double"]) == 28  # R2.1: 7 declarations; R6.1
+        _check_match_decisions(env.unwrapped, kinds, {seat})
+    with pytest.raises(ValueError, match="--mode match"):
+        train(build_parser().parse_args(["--mode", "match", "--contracts", "no_queens", "--out", str(tmp_path)]))

@@ -37,6 +37,7 @@ from ..actions import NUM_ACTIONS
 from ..agents.base import Agent
 from ..env import env as make_env
 from ..observation import OBS_SIZE
+from ..options import as_bool
 from .common import check_contracts, check_supported, contract_family, env_rules, reward_normaliser, sample_deal
 
 #: Adapter options of :class:`BarbuMultiAgentEnv`; every other key of the config goes to ``barbu_env.env``.
@@ -319,32 +320,36 @@ def _modules_of(source: Any) -> dict[str, Any]:
 
 # ================================================================================= playing
 class ModuleAgent(Agent):
-    """A trained RLlib module as a project agent (:mod:`barbu_env.agents`): every decision — declaration
-    (R3), doubling (R6), card, Fantan pass — is the module's choice on the env's observation and action
-    mask, the most likely legal action (``greedy=True``) or one drawn from the masked policy with the
-    agent's seeded generator. ``source``: an RLlib module, or an ``Algorithm``, algorithm checkpoint path
-    or ``MultiRLModule`` together with ``module_id`` (default :data:`SHARED_POLICY`, the match-mode
-    policy of :func:`masked_ppo_config`)."""
+    """A trained RLlib module as a project agent (:mod:`barbu_env.agents`, spec ``"rllib:source=PATH"``):
+    every decision — declaration (R3), doubling (R6), card, Fantan pass — is the module's choice on the env's
+    observation and action mask, the most likely legal action (``greedy=True``) or one drawn from the masked
+    policy with the agent's seeded generator. ``source``: an RLlib algorithm checkpoint path, an
+    ``Algorithm`` or a ``MultiRLModule`` (its module ``module``, default :data:`SHARED_POLICY`, the
+    match-mode policy of :func:`masked_ppo_config`), or one RLlib module."""
 
     name = "rllib"
 
-    def __init__(self, source: Any, module_id: str = SHARED_POLICY, seed: int | None = None, greedy: bool = True):
+    def __init__(self, source: Any, module: str = SHARED_POLICY, seed: int | None = None, greedy: Any = True):
         super().__init__(seed)
         import torch
 
         self._torch = torch
+        self.source = str(source) if isinstance(source, (str, Path)) else None
         if hasattr(source, "forward_inference") and not hasattr(source, "keys"):  # one module, not a MultiRLModule
             self.module = source
         else:
             modules = _modules_of(source)
-            if module_id not in modules:
-                raise ValueError(f"no RLlib module {module_id!r} in {type(source).__name__}: it has {sorted(modules)}")
-            self.module = modules[module_id]
-        self.module_id, self.greedy = module_id, bool(greedy)
+            if module not in modules:
+                where = repr(self.source) if self.source else f"the {type(source).__name__}"
+                raise ValueError(f"no RLlib module {module!r} in {where}: it has {sorted(modules)}")
+            self.module = modules[module]
+        self.module_id, self.greedy = module, as_bool(greedy, "greedy")
         self.obs_size = int(self.module.observation_space["observations"].shape[0])
 
     def options(self) -> dict[str, Any]:
-        out: dict[str, Any] = {} if self.module_id == SHARED_POLICY else {"module": self.module_id}
+        out: dict[str, Any] = {} if self.source is None else {"source": self.source}
+        if self.module_id != SHARED_POLICY:
+            out["module"] = self.module_id
         return out if self.greedy else {**out, "greedy": False}
 
     def choose(self, env: Any, agent_name: str) -> int:
