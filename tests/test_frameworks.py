@@ -551,6 +551,8 @@ def test_rllib_module_agent_and_match_config_errors():
     env.reset(seed=0)
     with pytest.raises(ValueError, match="1228"):  # trained on King's 3-seat layout, asked to play classic Barbu
         ModuleAgent(module).act(env, env.agent_selection)
+    with pytest.raises(ValueError, match="plays through barbu_env.env"):  # an InfoState has no match blocks
+        ModuleAgent(module).act_deal(env.unwrapped.deal)
     # the agent spec "rllib:source=CHECKPOINT" (barbu-eval, barbu_env.agents.make)
     from barbu_env.agents import make
 

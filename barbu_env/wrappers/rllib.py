@@ -35,6 +35,8 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ..actions import NUM_ACTIONS
 from ..agents.base import Agent
+from ..agents.neural import masked_choice
+from ..engine import InfoState
 from ..env import env as make_env
 from ..observation import OBS_SIZE
 from ..options import as_bool
@@ -369,8 +371,12 @@ class ModuleAgent(Agent):
         }
         with torch.no_grad():
             logits = self.module.forward_inference(batch)["action_dist_inputs"][0].double().numpy()
-        legal = np.flatnonzero(mask)
-        if self.greedy:
-            return int(legal[np.argmax(logits[legal])])
-        z = logits[legal] - logits[legal].max()
-        return int(self.rng.choice(legal, p=np.exp(z) / np.exp(z).sum()))
+        return masked_choice(logits, mask, self.greedy, self.rng)
+
+    def act_info(self, info: InfoState) -> int:
+        """Refused: the module reads the env's observation, whose match blocks (R8.3) an ``InfoState`` does not
+        hold; play it through ``barbu_env.env`` with :meth:`act`."""
+        raise ValueError(
+            "ModuleAgent plays through barbu_env.env (agent.act(env, agent_name)): an InfoState holds no match "
+            "state, which its observation encodes"
+        )
