@@ -404,6 +404,7 @@ def test_every_adapter_plays_every_variant(one_torch_thread, game, players):
         expected = [sign * p for p in rl.raw.deal.scores]
         assert [sums[a] for a in rl.agents] == pytest.approx(expected) == [returns[a] for a in rl.agents]
         assert rl.observation_spaces["player_0"]["observations"].shape == (size,)
+        assert rl.action_spaces["player_0"].n == sb3.action_space.n == sb3.raw.action_space("player_0").n
 
     if importlib.util.find_spec("torchrl") is not None:
         env = _torchrl_env(**kwargs)

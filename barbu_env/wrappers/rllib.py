@@ -101,14 +101,15 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
             self.possible_agents = list(self._names)
         self.agents = self.possible_agents[:n]
         box = self.raw.observation_space(self._names[0])["observation"]  # layout(rules): classic or King's n seats
+        actions = int(self.raw.action_space(self._names[0]).n)  # the env's action ids under these rules
         space = gym.spaces.Dict(
             {
                 "observations": box,
-                "action_mask": gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
+                "action_mask": gym.spaces.Box(0.0, 1.0, (actions,), np.float32),
             }
         )
         self.observation_spaces = {a: space for a in self.possible_agents}
-        self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: gym.spaces.Discrete(actions) for a in self.possible_agents}
         self._rng = np.random.default_rng(seed)
         self._ids = list(self._names)
 

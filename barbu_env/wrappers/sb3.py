@@ -26,7 +26,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..actions import NUM_ACTIONS
 from ..agents import Agent, make
 from ..env import env as make_env
 from .common import check_contracts, check_supported, env_rules, reward_normaliser, sample_deal
@@ -97,13 +96,13 @@ class BarbuSingleAgentEnv(gym.Env):
         self.normalize = bool(normalize)
         self.dict_obs = bool(dict_obs)
         self.render_mode = self.raw.render_mode
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.action_space = spaces.Discrete(int(self.raw.action_space(self.agents[0]).n))  # the env's action ids
         space = self.raw.observation_space(self.agents[0])  # laid out by layout(rules): classic or King's n seats
         self.observation_space = space if dict_obs else space["observation"]
         self._rng = np.random.default_rng(seed)
         self.seat = 0
         self.agent = self.agents[0]
-        self._mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._mask = np.zeros(int(self.action_space.n), np.int8)
         self._done = True
         self._pending = 0.0
 
@@ -148,7 +147,7 @@ class BarbuSingleAgentEnv(gym.Env):
         return self._obs(), reward, over, False, info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of the learner now (bool[87]), for sb3-contrib's ``MaskablePPO``."""
+        """Legal actions of the learner now (bool[A], the env's action ids), for sb3-contrib's ``MaskablePPO``."""
         return self._mask.astype(bool)
 
     def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # gymnasium's: a free type variable
