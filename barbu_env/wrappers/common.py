@@ -16,7 +16,7 @@ from ..agents.heuristic import best_fantan_rank, best_trump
 from ..cards import RANKS, SUITS, cards_of
 from ..contracts import contract_table
 from ..engine.deal import Deal, deal_hands
-from ..env import check_observable
+from ..env import raw_env
 from ..rules import GAMES, OPTION_NAMES, PLAYER_COUNTS, Rules, load_rules
 
 #: Contract names that need a parameter, resolved per deal the way ``barbu-eval`` does (R3.2).
@@ -32,36 +32,43 @@ def env_rules(env_kwargs: dict[str, Any]) -> Rules:
 
 @cache
 def supported_variants() -> dict[str, tuple[int, ...]]:
-    """The games and player counts the adapters accept: those the env has an observation layout for
-    (:func:`barbu_env.env.check_observable`; classic Barbu at 4 seats, Barbu King at 3 to 5, R11.4), probed
-    over every game and player count the rules define, so a count the env learns to observe is accepted."""
+    """The games and player counts the adapters accept: those ``barbu_env.env`` plays (today classic Barbu at
+    4 seats and Barbu King at 3 to 5, R11.4), probed over every game and player count the rules define, so a
+    variant the env learns to observe is accepted."""
     out: dict[str, tuple[int, ...]] = {}
     for game in GAMES:
         doubling = "off" if game == "king" else "classic"  # R11: King has no doubling
-        counts = tuple(n for n in PLAYER_COUNTS if _observable(Rules(game=game, players=n, doubling=doubling)))
+        counts = []
+        for n in PLAYER_COUNTS:
+            try:
+                rules = Rules(game=game, players=n, doubling=doubling)
+            except ValueError:  # not a player count of this game
+                continue
+            if env_refusal(rules) is None:
+                counts.append(n)
         if counts:
-            out[game] = counts
+            out[game] = tuple(counts)
     return out
 
 
-def check_supported(rules: Rules, adapter: str) -> None:
-    """``ValueError`` for rules the env cannot observe (classic Barbu at 3 or 5 players, R12; option
-    ``positive``, R10.3), naming ``adapter``, what is wrong and the variants it accepts."""
+def env_refusal(rules: Rules) -> str | None:
+    """Why ``barbu_env.env`` refuses ``rules`` (its error, e.g. no observation layout yet), or None if it plays them."""
     try:
-        check_observable(rules)
+        raw_env(rules=rules)
     except ValueError as e:
+        return str(e)
+    return None
+
+
+def check_supported(rules: Rules, adapter: str) -> None:
+    """``ValueError`` for rules the env does not play (today classic Barbu at 3 or 5 players, R12, and option
+    ``positive``, R10.3), naming ``adapter``, the env's reason and the variants it accepts."""
+    reason = env_refusal(rules)
+    if reason is not None:
         accepted = "; ".join(f"game={g!r} with players in {c}" for g, c in supported_variants().items())
-        if not _observable(load_rules("positive1")):
+        if env_refusal(load_rules("positive1")) is not None:
             accepted += ", each with positive=[]"
-        raise ValueError(f"{adapter} cannot play these rules ({e}): it accepts {accepted}") from None
-
-
-def _observable(rules: Rules) -> bool:
-    try:
-        check_observable(rules)
-    except ValueError:
-        return False
-    return True
+        raise ValueError(f"{adapter} cannot play these rules ({reason}): it accepts {accepted}")
 
 
 def contract_family(contract: str) -> str:
