@@ -225,15 +225,21 @@ def test_r10_3_pimc_plays_the_positive_contracts() -> None:
         assert e.unwrapped.deal.is_over
 
 
-def test_r10_3_barbu_eval_render_and_what_refuses() -> None:
-    """barbu-eval runs the anti-salad and the positive salad; render marks a negated contract; VectorDeals refuses
-    ``positive`` listing what it supports; a checkpoint refuses the 1238-entry layout naming both sizes."""
-    from barbu_env.vector import VectorDeals
-
-    s = evaluate(["heuristic", "random"], rules="positive2", contracts=["anti_salad", "salad"], boards=2, seed=0)
-    assert list(s["contracts"]) == ["anti_salad", "salad"]
+@pytest.mark.parametrize("preset", ["positive1", "positive2", "positive3"])
+def test_r10_3_barbu_eval(preset: str) -> None:
+    """barbu-eval runs the anti-salad, the positive salad and a negated No tricks of each preset."""
+    contracts = ["anti_salad", "salad", "no_tricks"]
+    s = evaluate(["heuristic", "random"], rules=preset, contracts=contracts, boards=2, seed=0)
+    assert list(s["contracts"]) == contracts
     for row in s["contracts"].values():  # margins from the table mean: heuristic + 3 x random = 0
         assert row["agents"]["heuristic"]["mean"] == pytest.approx(-3 * row["agents"]["random"]["mean"])
+
+
+def test_r10_3_render_and_what_refuses() -> None:
+    """render marks a negated contract; VectorDeals refuses ``positive`` listing what it supports; a checkpoint
+    refuses the 1238-entry layout naming both sizes."""
+    from barbu_env.vector import VectorDeals
+
     e = barbu_env.env(rules="positive1", mode="deal", contract="no_tricks", render_mode="ansi", doubling="off")
     e.reset(seed=0)
     text = e.render().splitlines()
