@@ -360,11 +360,14 @@ class raw_env(AECEnv):
             self._credit(self._play.scores())
             self._terminate_all()
             return
-        play = self._engine()  # the match scores the Deal
+        play = self._play
         self._credit(play.scores())
-        deal = play.deal()
-        if match.deal is deal:
-            match.end_deal()
+        if isinstance(play, CompiledPlay) and play.fresh is match.deal and match.deal_no + 1 < match.num_deals:
+            match.score_deal(play.record(match.deal_no))  # the match goes on: no Deal is built
+        else:
+            deal = self._engine().deal()  # the match scores (and keeps, if it was the last) the Deal
+            if match.deal is deal:
+                match.end_deal()
         if match.is_over:
             self._terminate_all()
             self._play = EnginePlay(match.deal, match)

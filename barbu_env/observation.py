@@ -241,6 +241,24 @@ class Layout:
         """The numeric match entries outside a match (``totals`` to the end): zeros."""
         return [0.0] * (self.size - self.offset["totals"])
 
+    @cached_property
+    def match_spans(self) -> tuple[tuple[int, int], ...]:
+        """``(start, end)`` of each run of adjacent :data:`MATCH_BLOCKS` entries."""
+        spans: list[list[int]] = []
+        for name in MATCH_BLOCKS:
+            if name in self.blocks:
+                off, size = self.blocks[name]
+                if spans and spans[-1][1] == off:
+                    spans[-1][1] = off + size
+                else:
+                    spans.append([off, off + size])
+        return tuple((a, b) for a, b in spans)
+
+    @cached_property
+    def match_entries(self) -> np.ndarray:
+        """The entries of :attr:`match_spans`, in order (the columns of :func:`match_rows`)."""
+        return np.concatenate([np.arange(a, b) for a, b in self.match_spans])
+
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` arrays of the observation space (binary entries in [0, 1])."""
         low = np.zeros(self.size, np.float32)
@@ -312,22 +330,9 @@ def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
 MATCH_BLOCKS = ("is_match", "remaining", "totals", "deal_no", "deals_left", "outstanding")
 
 
-@cache
-def _match_spans(lay: Layout) -> tuple[tuple[int, int], ...]:
-    spans: list[list[int]] = []
-    for name in MATCH_BLOCKS:
-        if name in lay.blocks:
-            off, size = lay.blocks[name]
-            if spans and spans[-1][1] == off:
-                spans[-1][1] = off + size
-            else:
-                spans.append([off, off + size])
-    return tuple((a, b) for a, b in spans)
-
-
 def match_spans(rules: Rules) -> tuple[tuple[int, int], ...]:
     """``(start, end)`` of each run of adjacent :data:`MATCH_BLOCKS` entries in the layout of ``rules``."""
-    return _match_spans(layout(rules))
+    return layout(rules).match_spans
 
 
 def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | None = None) -> np.ndarray:
@@ -397,52 +402,32 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     tw, hands, pts, passes = deal.tricks_won, deal.hands, deal.points, deal.passes
     numeric = [tw[s] / nt for s in rel] + [hands[s].bit_count() / nt for s in rel]
     numeric += [pts[s] / POINT_SCALE for s in rel] + [passes[s] / nt for s in rel]
-    if match is None:
-        numeric += lay.no_match
-    else:
-        bits, values = _match_part(_match_facts(match), rel, lay)
-        x |= bits
-        numeric += values
-    return _assemble(x, numeric, lay, out)
+    obs = _assemble(x, numeric + lay.no_match, lay, out)
+    if match is not None:
+        obs[lay.match_entries] = match_rows(match)[seat]
+    return obs
 
 
-def _match_facts(match: Match) -> tuple:
-    """What the match blocks show, by absolute seat: contracts still to declare (as bits), totals, the deal number,
-    deals left as declarer and (with doubling) the doubles each seat owes each declarer (R6.4)."""
+def match_rows(match: Match) -> np.ndarray:
+    """Each seat's entries of the match blocks (``Layout.match_entries``: ``is_match`` and the contracts each
+    relative seat has still to declare, then the totals, the deal number, each seat's deals left as declarer
+    and, with doubling, the doubles each seat still owes each declarer, R6.4), float32 [players, entries]."""
     n = match.n
-    remaining = [names_bits(tuple(match.remaining_contracts(s))) for s in range(n)]
-    left = [k / match.per_declarer for k in match.deals_left(min(match.deal_no, match.num_deals))]
-    owed = [match.outstanding(d) for d in range(n)]
-    return remaining, match.totals, match.deal_no / match.num_deals, left, owed
+    rot = _rotations(n)  # rot[seat, r]: the absolute seat of relative seat r
+    remaining = np.array([names_bits(tuple(match.remaining_contracts(s))) for s in range(n)])
+    remaining = remaining[:, None] >> np.arange(NUM_CONTRACTS) & 1
+    left = np.array(match.deals_left(min(match.deal_no, match.num_deals))) / match.per_declarer
+    parts = [np.ones((n, 1)), remaining[rot].reshape(n, -1), np.array(match.totals)[rot] / POINT_SCALE,
+             np.full((n, 1), match.deal_no / match.num_deals), left[rot]]  # fmt: skip
+    if "outstanding" in layout(match.rules).blocks:
+        owed = np.array([match.outstanding(d) for d in range(n)]) / OBLIGATION
+        parts.append(owed[rot[:, :, None], rot[:, None, :]].reshape(n, -1))
+    return np.concatenate(parts, axis=1, dtype=np.float32)
 
 
-def _match_part(facts: tuple, rel: list[int], lay: Layout) -> tuple[int, list[float]]:
-    """The match blocks (constant within a deal) seen from ``rel[0]``: binary entries as an int, numeric as a list."""
-    remaining, totals, deal_no, left, owed = facts
-    at = lay.offset
-    x = 1 << at["is_match"]
-    for r, s in enumerate(rel):
-        x |= remaining[s] << (at["remaining"] + NUM_CONTRACTS * r)
-    numeric = [totals[s] / POINT_SCALE for s in rel]
-    numeric.append(deal_no)
-    numeric += [left[s] for s in rel]
-    if "outstanding" in at:
-        for d in rel:
-            numeric += [owed[d][s] / OBLIGATION for s in rel]
-    return x, numeric
-
-
-def match_blocks(match: Match) -> list[np.ndarray]:
-    """Each seat's observation with only the :data:`MATCH_BLOCKS` filled (the rest 0), as :func:`encode`."""
-    lay = layout(match.rules)
-    n = lay.players
-    facts = _match_facts(match)
-    zeros = [0.0] * (lay.offset["totals"] - lay.num_bits)
-    out = []
-    for seat in range(n):
-        bits, values = _match_part(facts, [(seat + r) % n for r in range(n)], lay)
-        out.append(_assemble(bits, zeros + values, lay, None))
-    return out
+@cache
+def _rotations(n: int) -> np.ndarray:
+    return (np.arange(n)[:, None] + np.arange(n)) % n
 
 
 def _assemble(x: int, numeric: list[float], lay: Layout, out: np.ndarray | None) -> np.ndarray:
@@ -464,5 +449,5 @@ def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
 
 __all__ = [
     "BIT_BLOCKS", "BLOCKS", "MATCH_BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "Layout", "block", "block_of",
-    "encode", "layout", "match_spans", "observation_bounds",
+    "encode", "layout", "match_rows", "match_spans", "observation_bounds",
 ]  # fmt: skip
