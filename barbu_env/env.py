@@ -53,7 +53,7 @@ from .actions import NUM_ACTIONS, PASS
 from .engine.deal import Deal, Phase, deal_hands
 from .engine.infostate import InfoState
 from .engine.match import Match
-from .env_checks import MODES, RENDER_MODES, ContractCheck, as_action, check_options, check_seat, reset_options
+from .env_checks import MODES, RENDER_MODES
 from .inplay import CompiledPlay, DealInPlay, EnginePlay
 from .observation import layout
 from .render import render_text
@@ -83,35 +83,6 @@ class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 def env(**kwargs: Any) -> AECEnv:
     """The Barbu AEC environment with PettingZoo's standard wrappers (see the module docstring)."""
     return _OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(**kwargs)))
-
-
-class _ActionSpace(spaces.Discrete):
-    """``Discrete(87)`` whose ``contains`` answers a plain in-range ``int`` without numpy (PettingZoo's
-    ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
-
-    def __init__(self, n: int) -> None:
-        super().__init__(n)
-        self._size = int(n)
-
-    def contains(self, x: Any) -> bool:
-        if type(x) is int:
-            return 0 <= x < self._size  # (Discrete.contains converts to int64: an OverflowError beyond it)
-        return super().contains(x)
-
-
-def check_observable(rules: Rules) -> None:
-    """``ValueError`` for rules the engine plays but the observation does not encode yet: classic Barbu for
-    three or five players (R12) and option ``positive`` with its ``anti_salad`` (R10.3)."""
-    if rules.game == "barbu" and rules.players != 4:
-        raise ValueError(
-            f"the env has no observation layout for classic Barbu with players={rules.players} (R12) yet: "
-            "barbu_env.Match / Deal play it; the env supports players=4, or game='king' with 3 or 5"
-        )
-    if rules.positive:
-        raise ValueError(
-            f"the env has no observation of option positive={list(rules.positive)} (R10.3: which contracts are "
-            "negated, the anti_salad contract) yet: barbu_env.Match / Deal play it; the env supports positive=[]"
-        )
 
 
 class _AgentIterable(AECIterable):
@@ -146,23 +117,23 @@ class raw_env(AECEnv):
         **rule_options: Any,
     ) -> None:
         super().__init__()
-        scale, penalty = check_options(
+        scale, penalty = checks.check_options(
             mode, illegal_action, render_mode, render_hands, reward_scale, illegal_penalty, rule_options
         )
         self.rules: Rules = load_rules(rules, **rule_options)
-        check_observable(self.rules)
+        checks.check_observable(self.rules)
         self.mode = mode
         if contract is not None and mode != "deal":
             raise ValueError(
                 "contract= fixes the contract of a single deal: use it with mode='deal' (in match mode, "
                 "fix the first deal's contract with reset(options={'contract': ...}))"
             )
-        self._check_contract = ContractCheck(self.rules)
+        self._check_contract = checks.ContractCheck(self.rules)
         if contract is not None:
             self._check_contract(contract)
         self.contract = contract
         n = self.num_players = self.rules.players
-        self.declarer = check_seat(declarer, "declarer", n)
+        self.declarer = checks.check_seat(declarer, "declarer", n)
         self.reward_scale = scale
         self.illegal_action = illegal_action
         self.illegal_penalty = penalty
@@ -177,7 +148,7 @@ class raw_env(AECEnv):
         obs_space: dict[str, spaces.Space] = {"observation": spaces.Box(low, high, (lay.size,), np.float32),
                      "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)}  # fmt: skip
         self.observation_spaces = {a: spaces.Dict(obs_space) for a in agents}
-        self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in agents}
+        self.action_spaces = {a: checks.ActionSpace(NUM_ACTIONS) for a in agents}
         self._rng: np.random.Generator | None = None
         self._match: Match | None = None
         self._play: DealInPlay = None  # type: ignore[assignment]  # set by reset
@@ -248,7 +219,7 @@ class raw_env(AECEnv):
 
     def _start(self, rng: np.random.Generator, opts: dict[str, Any]) -> tuple[Match | None, DealInPlay]:
         """The match (None in deal mode) and the play of the first deal under the reset options."""
-        hands, contract, chosen = reset_options(opts, self.mode, self.contract, self.declarer, self.num_players)
+        hands, contract, chosen = checks.reset_options(opts, self.mode, self.contract, self.declarer, self.num_players)
         seat = int(rng.integers(self.num_players)) if chosen == "random" else int(chosen)
         if contract is not None:
             self._check_contract(contract)
@@ -291,7 +262,7 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        a = action if type(action) is int else as_action(action)
+        a = action if type(action) is int else checks.as_action(action)
         if a is None:  # a wrong type is refused in every mode: only an action id can be illegal
             raise checks.bad_action_type(action)
         play = self._play

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from .actions import NUM_ACTIONS
 from .contracts import contract_table
@@ -176,3 +177,32 @@ def not_running(call: str, started: bool) -> RuntimeError:
 def unknown_agent(agent: Any, agents: list[str]) -> ValueError:
     """The error for an agent name that is not one of the env's ``agents``."""
     return ValueError(f"unknown agent {agent!r}: the agents are {agents}")
+
+
+class ActionSpace(spaces.Discrete):
+    """``Discrete(87)`` whose ``contains`` answers a plain in-range ``int`` without numpy (PettingZoo's
+    ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self._size = int(n)
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < self._size  # (Discrete.contains converts to int64: an OverflowError beyond it)
+        return super().contains(x)
+
+
+def check_observable(rules: Rules) -> None:
+    """``ValueError`` for rules the engine plays but the observation does not encode yet: classic Barbu for
+    three or five players (R12) and option ``positive`` with its ``anti_salad`` (R10.3)."""
+    if rules.game == "barbu" and rules.players != 4:
+        raise ValueError(
+            f"the env has no observation layout for classic Barbu with players={rules.players} (R12) yet: "
+            "barbu_env.Match / Deal play it; the env supports players=4, or game='king' with 3 or 5"
+        )
+    if rules.positive:
+        raise ValueError(
+            f"the env has no observation of option positive={list(rules.positive)} (R10.3: which contracts are "
+            "negated, the anti_salad contract) yet: barbu_env.Match / Deal play it; the env supports positive=[]"
+        )

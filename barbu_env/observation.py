@@ -183,6 +183,13 @@ def names_bits(names: tuple[str, ...]) -> int:
     return bits
 
 
+@cache
+def _name_flags(names: tuple[str, ...]) -> tuple[int, ...]:
+    """``names_bits(names)`` as one 0 or 1 per :data:`CONTRACT_NAMES` entry."""
+    bits = names_bits(names)
+    return tuple(bits >> i & 1 for i in range(NUM_CONTRACTS))
+
+
 def block(obs: np.ndarray, name: str) -> np.ndarray:
     """The entries of block ``name`` of an observation (a view), e.g. ``block(obs, "hand")``."""
     off, size = BLOCKS[name]
@@ -411,23 +418,32 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
 def match_rows(match: Match) -> np.ndarray:
     """Each seat's entries of the match blocks (``Layout.match_entries``: ``is_match`` and the contracts each
     relative seat has still to declare, then the totals, the deal number, each seat's deals left as declarer
-    and, with doubling, the doubles each seat still owes each declarer, R6.4), float32 [players, entries]."""
+    and, with doubling, the doubles each seat still owes each declarer, R6.4), float32 [players, entries].
+    Gathered from the facts by absolute seat (:func:`_match_gather`)."""
     n = match.n
-    rot = _rotations(n)  # rot[seat, r]: the absolute seat of relative seat r
-    remaining = np.array([names_bits(tuple(match.remaining_contracts(s))) for s in range(n)])
-    remaining = remaining[:, None] >> np.arange(NUM_CONTRACTS) & 1
-    left = np.array(match.deals_left(min(match.deal_no, match.num_deals))) / match.per_declarer
-    parts = [np.ones((n, 1)), remaining[rot].reshape(n, -1), np.array(match.totals)[rot] / POINT_SCALE,
-             np.full((n, 1), match.deal_no / match.num_deals), left[rot]]  # fmt: skip
-    if "outstanding" in layout(match.rules).blocks:
-        owed = np.array([match.outstanding(d) for d in range(n)]) / OBLIGATION
-        parts.append(owed[rot[:, :, None], rot[:, None, :]].reshape(n, -1))
-    return np.concatenate(parts, axis=1, dtype=np.float32)
+    facts = [1.0]
+    for s in range(n):
+        facts += _name_flags(tuple(match.remaining_contracts(s)))
+    facts += [t / POINT_SCALE for t in match.totals]
+    facts.append(match.deal_no / match.num_deals)
+    facts += [k / match.per_declarer for k in match.deals_left(min(match.deal_no, match.num_deals))]
+    owed = "outstanding" in layout(match.rules).blocks
+    if owed:
+        facts += [k / OBLIGATION for d in range(n) for k in match.outstanding(d)]
+    return np.array(facts)[_match_gather(n, owed)].astype(np.float32)
 
 
 @cache
-def _rotations(n: int) -> np.ndarray:
-    return (np.arange(n)[:, None] + np.arange(n)) % n
+def _match_gather(n: int, owed: bool) -> np.ndarray:
+    """``[seat, j]``: the fact (:func:`match_rows`' list: is_match, remaining by absolute seat and contract, totals,
+    deal number, deals left, owed by declarer and seat) at match entry ``j`` of ``seat``'s observation."""
+    rot = (np.arange(n)[:, None] + np.arange(n)) % n  # rot[seat, r]: the absolute seat of relative seat r
+    totals = 1 + n * NUM_CONTRACTS
+    parts = [np.zeros((n, 1), int), (1 + NUM_CONTRACTS * rot[:, :, None] + np.arange(NUM_CONTRACTS)).reshape(n, -1),
+             totals + rot, np.full((n, 1), totals + n), totals + n + 1 + rot]  # fmt: skip
+    if owed:
+        parts.append((totals + 2 * n + 1 + n * rot[:, :, None] + rot[:, None, :]).reshape(n, -1))
+    return np.concatenate(parts, axis=1)
 
 
 def _assemble(x: int, numeric: list[float], lay: Layout, out: np.ndarray | None) -> np.ndarray:

@@ -304,9 +304,9 @@ def expected_total(name: str, rules: Rules) -> int:
 
 
 def env_presets() -> list[str]:
-    """The presets the env plays: those ``env.check_observable`` accepts (R10.3 ``positive`` and R12's 3 or 5
+    """The presets the env plays: those ``env_checks.check_observable`` accepts (R10.3 ``positive`` and R12's 3 or 5
     players are engine-only for now)."""
-    from barbu_env.env import check_observable
+    from barbu_env.env_checks import check_observable
     from barbu_env.rules import PRESETS, load_rules
 
     out = []

@@ -23,7 +23,7 @@ from barbu_env.rules import PRESETS
 SEEDS = (0, 1)
 #: Match mode plays this many deals of each match (every deal of the short King matches).
 MATCH_DEALS = 3
-#: Presets the engine plays but the env refuses (``env.check_observable``): no observation layout yet.
+#: Presets the engine plays but the env refuses (``env_checks.check_observable``): no observation layout yet.
 NOT_IN_ENV = ("classic3", "classic5", "positive1", "positive2", "positive3")
 
 

@@ -68,6 +68,8 @@ class Match:
         self.per_declarer = len(self.table)
         # R2.1 / R9.2 / R10.2 / R11.3: every declarer declares every contract once; R11.1: 8 (5) deals
         self.num_deals = self.per_declarer if self.fixed_order else n * self.per_declarer
+        #: ``schedule[k]``: the declarer of deal ``k`` (:meth:`declarer_of`).
+        self.schedule = tuple(self.declarer_of(k) for k in range(self.num_deals))
         self.used: list[list[str]] = [[] for _ in range(n)]
         #: ``doubled[d][s]``: times seat s doubled declarer d in d's deals (R6.4).
         self.doubled = [[0] * n for _ in range(n)]
@@ -106,8 +108,8 @@ class Match:
     def deals_left(self, from_deal: int) -> list[int]:
         """Each seat's deals as declarer from deal ``from_deal`` (included) to the end of the match."""
         left = [0] * self.n
-        for k in range(from_deal, self.num_deals):
-            left[self.declarer_of(k)] += 1
+        for d in self.schedule[from_deal:]:
+            left[d] += 1
         return left
 
     def obligation_due(self, declarer: int, from_deal: int) -> int:
