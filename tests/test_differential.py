@@ -4,12 +4,16 @@ actions with information reads (``tests/tools/differential_env.py``; RULES.md R3
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import barbu_env
 from barbu_env import inplay
+from barbu_env.engine.match import Match
 
 sys.path.insert(0, str(Path(__file__).parent / "tools"))
 import differential_env as diff
@@ -56,3 +60,51 @@ def test_the_digest_sees_a_changed_observation(monkeypatch):
 
     monkeypatch.setattr(inplay.CompiledPlay, "observe", changed)
     assert diff.run_config(CONFIGS[label], 200, seed=1) != first
+
+
+MATCH_OPTIONS = [
+    {"rules": "classic"}, {"rules": "rotate"}, {"rules": "ravage_city"}, {"rules": "classic", "doubling": "off"},
+    {"rules": "classic", "tiebreak": "extra_deals"},
+    {"rules": "classic", "doubling": "declarer_only", "undoubled_negative": "split"},
+]  # fmt: skip
+
+
+def _whole_matches(options: dict, seeds: range) -> list[tuple]:
+    """Seeded whole matches of random legal play: a digest of every step's observation, mask and reward, and the
+    score sheet (records, totals, winners: R2, R8.3)."""
+    out = []
+    for seed in seeds:
+        e = barbu_env.raw_env(mode="match", **options)
+        e.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        h = hashlib.sha256()
+        for _agent in e.agent_iter():
+            obs, reward, term, _, _ = e.last()
+            h.update(obs["observation"].tobytes() + obs["action_mask"].tobytes() + repr(reward).encode())
+            legal = np.flatnonzero(obs["action_mask"])
+            e.step(None if term else int(legal[rng.integers(len(legal))]))
+        m = e.match
+        out.append((h.hexdigest(), m.records, m.totals, m.winners, m.deal_no, m.num_deals))
+    return out
+
+
+@pytest.mark.parametrize("options", MATCH_OPTIONS, ids=[str(sorted(o.values())) for o in MATCH_OPTIONS])
+def test_whole_matches_compiled_score_sheet_equals_the_engines(options, monkeypatch):
+    """Whole matches through the compiled copy, which scores each deal but the last without building the ``Deal``
+    (``Match.score_deal``), give the observations, rewards and score sheet of the engine alone."""
+    scored = []
+    score_deal = Match.score_deal
+
+    def spy(self, rec):
+        scored.append(rec.number)
+        return score_deal(self, rec)
+
+    monkeypatch.setattr(Match, "score_deal", spy)
+    compiled = _whole_matches(options, range(2))
+    scheduled = sum(r[-1] - 1 for r in compiled)  # every deal but each match's last (R2.1)
+    assert len(scored) == scheduled
+    with monkeypatch.context() as m:
+        m.setattr(inplay, "mirror_for", lambda rules: None)
+        engine = _whole_matches(options, range(2))
+    assert len(scored) == scheduled  # the engine path scores the Deal (end_deal)
+    assert compiled == engine

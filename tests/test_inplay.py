@@ -96,10 +96,12 @@ def test_compiled_play_equals_engine_play_options(options):
     assert _deal_mode(options, 2, deals=6) > 300
 
 
-@pytest.mark.parametrize("preset", ["classic", "rotate", "spanish", "basic32"])
+@pytest.mark.parametrize("preset", ["classic", "rotate", "spanish", "basic32", "ravage_city", "split"])
 def test_compiled_play_equals_engine_play_in_a_match(preset):
-    """A whole match (R2): each deal's compiled play, match blocks included, against the engine play."""
-    rules = load_rules(preset)
+    """A whole match (R2): each deal's compiled play, match blocks and record (R6.5, R6.6, R8.1, R9.1) included,
+    against the engine play."""
+    rules = load_rules("classic", doubling="declarer_only", undoubled_negative="split") if preset == "split" else (
+        load_rules(preset))  # fmt: skip
     mirror = mirror_for(rules)
     rng = np.random.default_rng(5)
     m = Match(rules, 3)
@@ -111,7 +113,9 @@ def test_compiled_play_equals_engine_play_in_a_match(preset):
             fast = EnginePlay(m.deal, m)
         _compare(fast, slow, 4, rng)
         m.deal = slow.deal()
-        m.end_deal()
+        rec = m.end_deal()
+        if isinstance(fast, CompiledPlay):  # the record from the compiled copy is the one read off the Deal
+            assert fast.record(rec.number) == rec
 
 
 def test_no_compiled_play_for_king():
