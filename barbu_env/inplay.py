@@ -4,7 +4,8 @@
 scores once the deal is over, and ``deal()``, the engine :class:`~barbu_env.engine.deal.Deal` it has reached.
 
 - :class:`EnginePlay`: the engine ``Deal`` (the reference) and the reference encoder
-  (:func:`barbu_env.observation.encode`), for any rules: Barbu King (R11), R2.4 tie-break deals, and every
+  (:func:`barbu_env.observation.encode`; for Barbu King the compiled one that gives the same arrays,
+  :func:`encoder_for`), for any rules: Barbu King (R11), R2.4 tie-break deals, and every
   deal from the moment something needs the ``Deal`` itself (a read of ``env.deal``, an illegal action, R8.2).
 - :class:`CompiledPlay`: the compiled copy of the deal (:class:`~barbu_env.vector.single.Mirror`, classic
   Barbu under the rules :func:`~barbu_env.vector.tables.check_rules` accepts). It keeps its own list of actions
@@ -20,6 +21,7 @@ hands out copies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -97,6 +99,7 @@ class EnginePlay:
     def __init__(self, deal: Deal, match: Match | None = None) -> None:
         self._deal = deal
         self._match = match
+        self._encode = encoder_for(deal.rules)
         self._obs: dict[int, np.ndarray] = {}
         self._key: tuple[int, int] = (-1, -1)
 
@@ -119,7 +122,7 @@ class EnginePlay:
             self._key = key
         o = self._obs.get(seat)
         if o is None:
-            o = self._obs[seat] = encode(d, seat, self._match)
+            o = self._obs[seat] = self._encode(d, seat, self._match)
         return o
 
     def mask(self) -> np.ndarray:
@@ -130,6 +133,17 @@ class EnginePlay:
 
     def deal(self) -> Deal:
         return self._deal
+
+
+def encoder_for(rules: Rules) -> Callable[[Deal, int, Match | None], np.ndarray]:
+    """The encoder of the engine play's observations under ``rules``: :func:`barbu_env.observation.encode`, or
+    for Barbu King the same arrays by a compiled kernel (:func:`barbu_env.vector.king.king_encode`, imports
+    numba)."""
+    if not rules.king:
+        return encode
+    from .vector.king import king_encode
+
+    return king_encode
 
 
 def _mirror_step(*args: Any) -> int:

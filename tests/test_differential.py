@@ -1,6 +1,8 @@
-"""The env through the compiled deal in play against the env on the engine alone (``inplay.mirror_for`` giving
-None): identical digests of every observation, mask, reward, termination and error over random legal and illegal
-actions with information reads (``tests/tools/differential_env.py``; RULES.md R3-R9, R8.2)."""
+"""The env through the compiled deal in play and Barbu King's compiled encoder against the env on the engine and
+the reference encoder alone (``inplay.mirror_for`` giving None, ``inplay.encoder_for`` giving
+``observation.encode``): identical digests of every observation, mask, reward, termination and error over random
+legal and illegal actions with information reads (``tests/tools/differential_env.py``; RULES.md R3-R9, R8.2,
+R11)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 import barbu_env
 from barbu_env import inplay
 from barbu_env.engine.match import Match
+from barbu_env.observation import encode
 
 sys.path.insert(0, str(Path(__file__).parent / "tools"))
 import differential_env as diff
@@ -22,16 +25,23 @@ CONFIGS = dict(diff.configs())
 LABELS = [
     "classic|deal|raise|raw_env", "classic|deal|renege|env", "classic|match|terminate|raw_env",
     "classic|match|renege|raw_env", "basic32|match|raise|env", "ravage_city|deal|terminate|raw_env",
-    "spanish|match|renege|raw_env", "king|deal|renege|raw_env",
+    "spanish|match|renege|raw_env", "king|deal|renege|raw_env", "king3|deal|raise|env", "king5|match|terminate|raw_env",
+    "king_choose|match|renege|env", "king_short|deal|terminate|raw_env",
 ]  # fmt: skip
 
 
 def _both(label: str, steps: int, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[str, int], tuple[str, int]]:
     compiled = diff.run_config(CONFIGS[label], steps, seed=1)
     with monkeypatch.context() as m:
-        m.setattr(inplay, "mirror_for", lambda rules: None)
+        _engine_only(m)
         engine = diff.run_config(CONFIGS[label], steps, seed=1)
     return compiled, engine
+
+
+def _engine_only(m: pytest.MonkeyPatch) -> None:
+    """The env on the engine and the reference encoder alone."""
+    m.setattr(inplay, "mirror_for", lambda rules: None)
+    m.setattr(inplay, "encoder_for", lambda rules: encode)
 
 
 @pytest.mark.parametrize("label", LABELS)
@@ -41,7 +51,7 @@ def test_compiled_play_gives_what_the_engine_gives(label, monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("label", [label for label in CONFIGS if "|match|" in label and "king" not in label][::5])
+@pytest.mark.parametrize("label", [label for label in CONFIGS if "|match|" in label][::5])
 def test_compiled_play_gives_what_the_engine_gives_matches(label, monkeypatch):
     compiled, engine = _both(label, 1500, monkeypatch)
     assert compiled == engine
@@ -104,7 +114,7 @@ def test_whole_matches_compiled_score_sheet_equals_the_engines(options, monkeypa
     scheduled = sum(r[-1] - 1 for r in compiled)  # every deal but each match's last (R2.1)
     assert len(scored) == scheduled
     with monkeypatch.context() as m:
-        m.setattr(inplay, "mirror_for", lambda rules: None)
+        _engine_only(m)
         engine = _whole_matches(options, range(2))
     assert len(scored) == scheduled  # the engine path scores the Deal (end_deal)
     assert compiled == engine
