@@ -12,7 +12,7 @@ import numpy as np
 
 from ...cards import SUIT_MASK
 from ...contracts import CONTRACT_NAMES
-from ...observation import KING_FLAGS, POINT_SCALE, RULE_FLAGS
+from ...observation import CARDS, KING_FLAGS, POINT_SCALE, RULE_FLAGS
 from ..tables import U64
 from .common import _popcount, helper, kernel
 
@@ -52,20 +52,20 @@ def king_row(f: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
     points, passes = F_SEATS + 7 * n, F_SEATS + 8 * n
     hand = f[hands + seat]
     open_ = f[F_DECK] & ~f[F_PLAYED] & ~hand  # the cards another seat may hold, before what it showed (R5.4)
-    _bits(out, at[A_HAND], hand, 52)
-    _bits(out, at[A_UNSEEN], open_, 52)
+    _bits(out, at[A_HAND], hand, CARDS)
+    _bits(out, at[A_UNSEEN], open_, CARDS)
     for r in range(n):
         s = (seat + r) % n
-        _bits(out, at[A_PLAYED] + 52 * r, f[played_by + s], 52)
-        _bits(out, at[A_CAPTURED] + 52 * r, f[captured + s], 52)
-        _bits(out, at[A_EXCLUDED] + 52 * r, f[excluded + s], 52)
+        _bits(out, at[A_PLAYED] + CARDS * r, f[played_by + s], CARDS)
+        _bits(out, at[A_CAPTURED] + CARDS * r, f[captured + s], CARDS)
+        _bits(out, at[A_EXCLUDED] + CARDS * r, f[excluded + s], CARDS)
         could = hand if r == 0 else open_ & ~f[excluded + s]
         for u in range(4):
             if could & SUITS[u] == 0:
                 out[at[A_VOID] + 4 * r + u] = 1.0
     leader = f[F_LEADER]
     for k in range(f[F_TRICK_LEN]):
-        out[at[A_TRICK] + 52 * ((leader + k - seat) % n) + f[trick + k]] = 1.0
+        out[at[A_TRICK] + CARDS * ((leader + k - seat) % n) + f[trick + k]] = 1.0
     out[at[A_TRICK_NO] + min(f[F_TRICK_NO], f[F_NUM_TRICKS] - 1)] = 1.0
     if f[F_CONTRACT] >= 0:
         out[at[A_CONTRACT] + f[F_CONTRACT]] = 1.0
@@ -80,7 +80,7 @@ def king_row(f: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
     _bits(out, at[A_AVAILABLE], f[F_AVAILABLE], NUM_CONTRACTS)
     if f[F_HEARTS_BROKEN]:
         out[at[A_HEARTS_BROKEN]] = 1.0
-    _bits(out, at[A_PLAYABLE], f[F_PLAYABLE], 52)
+    _bits(out, at[A_PLAYABLE], f[F_PLAYABLE], CARDS)
     for place in range(n):
         s = f[fin + place]
         if s >= 0:
