@@ -57,7 +57,7 @@ from .actions import PASS, num_actions
 from .engine.deal import Deal, Phase, deal_hands
 from .engine.infostate import InfoState
 from .engine.match import Match
-from .env_checks import MODES, RENDER_MODES, ContractCheck, as_action, check_options, check_seat, reset_options
+from .env_checks import MODES, RENDER_MODES
 from .inplay import CompiledPlay, DealInPlay, EnginePlay
 from .observation import layout
 from .render import render_text
@@ -85,20 +85,6 @@ class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 def env(**kwargs: Any) -> AECEnv:
     """The Barbu AEC environment with PettingZoo's standard wrappers (see the module docstring)."""
     return _OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(**kwargs)))
-
-
-class _ActionSpace(spaces.Discrete):
-    """``Discrete(n)`` whose ``contains`` answers a plain in-range ``int`` without numpy (PettingZoo's
-    ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
-
-    def __init__(self, n: int) -> None:
-        super().__init__(n)
-        self._size = int(n)
-
-    def contains(self, x: Any) -> bool:
-        if type(x) is int:
-            return 0 <= x < self._size  # (Discrete.contains converts to int64: an OverflowError beyond it)
-        return super().contains(x)
 
 
 class _AgentIterable(AECIterable):
@@ -133,7 +119,7 @@ class raw_env(AECEnv):
         **rule_options: Any,
     ) -> None:
         super().__init__()
-        scale, penalty = check_options(
+        scale, penalty = checks.check_options(
             mode, illegal_action, render_mode, render_hands, reward_scale, illegal_penalty, rule_options
         )
         self.rules: Rules = load_rules(rules, **rule_options)
@@ -143,12 +129,12 @@ class raw_env(AECEnv):
                 "contract= fixes the contract of a single deal: use it with mode='deal' (in match mode, "
                 "fix the first deal's contract with reset(options={'contract': ...}))"
             )
-        self._check_contract = ContractCheck(self.rules)
+        self._check_contract = checks.ContractCheck(self.rules)
         if contract is not None:
             self._check_contract(contract)
         self.contract = contract
         n = self.num_players = self.rules.players
-        self.declarer = check_seat(declarer, "declarer", n)
+        self.declarer = checks.check_seat(declarer, "declarer", n)
         self.reward_scale = scale
         self.illegal_action = illegal_action
         self.illegal_penalty = penalty
@@ -164,7 +150,7 @@ class raw_env(AECEnv):
         obs_space: dict[str, spaces.Space] = {"observation": spaces.Box(low, high, (lay.size,), np.float32),
                      "action_mask": spaces.Box(0, 1, (k,), np.int8)}  # fmt: skip
         self.observation_spaces = {a: spaces.Dict(obs_space) for a in agents}
-        self.action_spaces = {a: _ActionSpace(k) for a in agents}
+        self.action_spaces = {a: checks.ActionSpace(k) for a in agents}
         self._no_mask = np.zeros(k, np.int8)  # the mask of agents not on move (copied: cheaper than zeros)
         self._rng: np.random.Generator | None = None
         self._match: Match | None = None
@@ -236,7 +222,7 @@ class raw_env(AECEnv):
 
     def _start(self, rng: np.random.Generator, opts: dict[str, Any]) -> tuple[Match | None, DealInPlay]:
         """The match (None in deal mode) and the play of the first deal under the reset options."""
-        hands, contract, chosen = reset_options(opts, self.mode, self.contract, self.declarer, self.num_players)
+        hands, contract, chosen = checks.reset_options(opts, self.mode, self.contract, self.declarer, self.num_players)
         seat = int(rng.integers(self.num_players)) if chosen == "random" else int(chosen)
         if contract is not None:
             self._check_contract(contract)
@@ -279,7 +265,7 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        a = action if type(action) is int else as_action(action)
+        a = action if type(action) is int else checks.as_action(action)
         if a is None:  # a wrong type is refused in every mode: only an action id can be illegal
             raise checks.bad_action_type(action, self.num_actions)
         play = self._play
@@ -349,11 +335,14 @@ class raw_env(AECEnv):
             self._credit(self._play.scores())
             self._terminate_all()
             return
-        play = self._engine()  # the match scores the Deal
+        play = self._play
         self._credit(play.scores())
-        deal = play.deal()
-        if match.deal is deal:
-            match.end_deal()
+        if isinstance(play, CompiledPlay) and play.fresh is match.deal and match.deal_no + 1 < match.num_deals:
+            match.score_deal(play.record(match.deal_no))  # the match goes on: no Deal is built
+        else:
+            deal = self._engine().deal()  # the match scores (and keeps, if it was the last) the Deal
+            if match.deal is deal:
+                match.end_deal()
         if match.is_over:
             self._terminate_all()
             self._play = EnginePlay(match.deal, match, self.num_actions)

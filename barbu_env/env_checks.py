@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from .contracts import contract_table
 from .engine.deal import Deal, deal_hands
@@ -176,3 +177,17 @@ def not_running(call: str, started: bool) -> RuntimeError:
 def unknown_agent(agent: Any, agents: list[str]) -> ValueError:
     """The error for an agent name that is not one of the env's ``agents``."""
     return ValueError(f"unknown agent {agent!r}: the agents are {agents}")
+
+
+class ActionSpace(spaces.Discrete):
+    """``Discrete(87)`` whose ``contains`` answers a plain in-range ``int`` without numpy (PettingZoo's
+    ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self._size = int(n)
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < self._size  # (Discrete.contains converts to int64: an OverflowError beyond it)
+        return super().contains(x)

@@ -202,6 +202,12 @@ def positive_bits(positive: tuple[str, ...]) -> int:
     return sum(1 << i for i, n in enumerate(POSITIVE_CHOICES) if n in positive)
 
 
+def _name_flags(names: tuple[str, ...], k: int) -> tuple[int, ...]:
+    """``names_bits(names)`` as one 0 or 1 per contract entry of a layout with ``k`` of them."""
+    bits = names_bits(names)
+    return tuple(bits >> i & 1 for i in range(k))
+
+
 def block(obs: np.ndarray, name: str) -> np.ndarray:
     """The entries of block ``name`` of an observation (a view), e.g. ``block(obs, "hand")``."""
     off, size = BLOCKS[name]
@@ -267,6 +273,24 @@ class Layout:
     def no_match(self) -> list[float]:
         """The numeric match entries outside a match (``totals`` to the end): zeros."""
         return [0.0] * (self.size - self.offset["totals"])
+
+    @cached_property
+    def match_spans(self) -> tuple[tuple[int, int], ...]:
+        """``(start, end)`` of each run of adjacent :data:`MATCH_BLOCKS` entries."""
+        spans: list[list[int]] = []
+        for name in MATCH_BLOCKS:
+            if name in self.blocks:
+                off, size = self.blocks[name]
+                if spans and spans[-1][1] == off:
+                    spans[-1][1] = off + size
+                else:
+                    spans.append([off, off + size])
+        return tuple((a, b) for a, b in spans)
+
+    @cached_property
+    def match_entries(self) -> np.ndarray:
+        """The entries of :attr:`match_spans`, in order (the columns of :func:`match_rows`)."""
+        return np.concatenate([np.arange(a, b) for a, b in self.match_spans])
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` arrays of the observation space (binary entries in [0, 1])."""
@@ -348,22 +372,9 @@ def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
 MATCH_BLOCKS = ("is_match", "remaining", "totals", "deal_no", "deals_left", "outstanding")
 
 
-@cache
-def _match_spans(lay: Layout) -> tuple[tuple[int, int], ...]:
-    spans: list[list[int]] = []
-    for name in MATCH_BLOCKS:
-        if name in lay.blocks:
-            off, size = lay.blocks[name]
-            if spans and spans[-1][1] == off:
-                spans[-1][1] = off + size
-            else:
-                spans.append([off, off + size])
-    return tuple((a, b) for a, b in spans)
-
-
 def match_spans(rules: Rules) -> tuple[tuple[int, int], ...]:
     """``(start, end)`` of each run of adjacent :data:`MATCH_BLOCKS` entries in the layout of ``rules``."""
-    return _match_spans(layout(rules))
+    return layout(rules).match_spans
 
 
 def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | None = None) -> np.ndarray:
@@ -435,52 +446,43 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     tw, hands, pts, passes = deal.tricks_won, deal.hands, deal.points, deal.passes
     numeric = [tw[s] / nt for s in rel] + [hands[s].bit_count() / nt for s in rel]
     numeric += [pts[s] / POINT_SCALE for s in rel] + [passes[s] / nt for s in rel]
-    if match is None:
-        numeric += lay.no_match
-    else:
-        bits, values = _match_part(_match_facts(match), rel, lay)
-        x |= bits
-        numeric += values
-    return _assemble(x, numeric, lay, out)
+    obs = _assemble(x, numeric + lay.no_match, lay, out)
+    if match is not None:
+        obs[lay.match_entries] = match_rows(match)[seat]
+    return obs
 
 
-def _match_facts(match: Match) -> tuple:
-    """What the match blocks show, by absolute seat: contracts still to declare (as bits), totals, the deal number,
-    deals left as declarer and (with doubling) the doubles each seat owes each declarer (R6.4)."""
+def match_rows(match: Match) -> np.ndarray:
+    """Each seat's entries of the match blocks (``Layout.match_entries``: ``is_match`` and the contracts each
+    relative seat has still to declare, then the totals, the deal number, each seat's deals left as declarer
+    and, with doubling, the doubles each seat still owes each declarer, R6.4), float32 [players, entries].
+    Gathered from the facts by absolute seat (:func:`_match_gather`)."""
     n = match.n
-    remaining = [names_bits(tuple(match.remaining_contracts(s))) for s in range(n)]
-    left = [k / match.per_declarer for k in match.deals_left(min(match.deal_no, match.num_deals))]
-    owed = [match.outstanding(d) for d in range(n)]
-    return remaining, match.totals, match.deal_no / match.num_deals, left, owed
-
-
-def _match_part(facts: tuple, rel: list[int], lay: Layout) -> tuple[int, list[float]]:
-    """The match blocks (constant within a deal) seen from ``rel[0]``: binary entries as an int, numeric as a list."""
-    remaining, totals, deal_no, left, owed = facts
-    at = lay.offset
-    x = 1 << at["is_match"]
-    for r, s in enumerate(rel):
-        x |= remaining[s] << (at["remaining"] + lay.num_contracts * r)
-    numeric = [totals[s] / POINT_SCALE for s in rel]
-    numeric.append(deal_no)
-    numeric += [left[s] for s in rel]
-    if "outstanding" in at:
-        for d in rel:
-            numeric += [owed[d][s] / OBLIGATION for s in rel]
-    return x, numeric
-
-
-def match_blocks(match: Match) -> list[np.ndarray]:
-    """Each seat's observation with only the :data:`MATCH_BLOCKS` filled (the rest 0), as :func:`encode`."""
     lay = layout(match.rules)
-    n = lay.players
-    facts = _match_facts(match)
-    zeros = [0.0] * (lay.offset["totals"] - lay.num_bits)
-    out = []
-    for seat in range(n):
-        bits, values = _match_part(facts, [(seat + r) % n for r in range(n)], lay)
-        out.append(_assemble(bits, zeros + values, lay, None))
-    return out
+    facts = [1.0]
+    for s in range(n):
+        facts += _name_flags(tuple(match.remaining_contracts(s)), lay.num_contracts)
+    facts += [t / POINT_SCALE for t in match.totals]
+    facts.append(match.deal_no / match.num_deals)
+    facts += [k / match.per_declarer for k in match.deals_left(min(match.deal_no, match.num_deals))]
+    owed = "outstanding" in lay.blocks
+    if owed:
+        facts += [k / OBLIGATION for d in range(n) for k in match.outstanding(d)]
+    return np.array(facts)[_match_gather(n, owed, lay.num_contracts)].astype(np.float32)
+
+
+@cache
+def _match_gather(n: int, owed: bool, k: int) -> np.ndarray:
+    """``[seat, j]``: the fact (:func:`match_rows`' list: is_match, remaining by absolute seat and contract, totals,
+    deal number, deals left, owed by declarer and seat) at match entry ``j`` of ``seat``'s observation (``k``
+    entries per contract block)."""
+    rot = (np.arange(n)[:, None] + np.arange(n)) % n  # rot[seat, r]: the absolute seat of relative seat r
+    totals = 1 + n * k
+    parts = [np.zeros((n, 1), int), (1 + k * rot[:, :, None] + np.arange(k)).reshape(n, -1),
+             totals + rot, np.full((n, 1), totals + n), totals + n + 1 + rot]  # fmt: skip
+    if owed:
+        parts.append((totals + 2 * n + 1 + n * rot[:, :, None] + rot[:, None, :]).reshape(n, -1))
+    return np.concatenate(parts, axis=1)
 
 
 def _assemble(x: int, numeric: list[float], lay: Layout, out: np.ndarray | None) -> np.ndarray:
@@ -502,5 +504,5 @@ def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
 
 __all__ = [
     "BIT_BLOCKS", "BLOCKS", "MATCH_BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "Layout", "block", "block_of",
-    "encode", "layout", "match_spans", "observation_bounds",
+    "encode", "layout", "match_rows", "match_spans", "observation_bounds",
 ]  # fmt: skip

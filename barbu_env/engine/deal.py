@@ -290,6 +290,16 @@ def _defender_doubles(rules: Rules, positive: bool, decl: int, must: int, n: int
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
 
 
+def contract_text(name: str, trump: int, fantan_rank: int) -> str:
+    """A declared contract as text: ``"trumps:S"`` (a trump suit >= 0), ``"fantan:5"`` (a Fantan starting rank
+    >= 0) or the contract's name (R3.3)."""
+    if trump >= 0:
+        return "trumps:" + "CDHS"[trump]
+    if fantan_rank >= 0:
+        return "fantan:" + "23456789TJQKA"[fantan_rank]
+    return name
+
+
 class Deal:
     """The state of one deal. Build with :meth:`from_hands` or :meth:`random`."""
 
@@ -545,11 +555,7 @@ class Deal:
         """The declared contract as ``"no_queens"``, ``"trumps:S"`` or ``"fantan:5"``."""
         if self.contract is None:
             return None
-        if self.trump >= 0:
-            return "trumps:" + "CDHS"[self.trump]
-        if self.fantan_rank >= 0:
-            return "fantan:" + "23456789TJQKA"[self.fantan_rank]
-        return self.contract.name
+        return contract_text(self.contract.name, self.trump, self.fantan_rank)
 
     def legal_card_mask(self) -> int:
         """Mask of the cards the player on move may play (trick play, R4.1, R4.4, R5.1, R5.4, R5.5;
@@ -1103,6 +1109,6 @@ class Deal:
 
 
 __all__ = [
-    "RANK_MASK", "Deal", "Phase", "contract_name", "deal_hands", "mask_to_list", "parse_contract", "seat_index",
-    "validate_hands",
+    "RANK_MASK", "Deal", "Phase", "contract_name", "contract_text", "deal_hands", "mask_to_list", "parse_contract",
+    "seat_index", "validate_hands",
 ]  # fmt: skip

@@ -3,8 +3,9 @@
 Modules: ``common`` (decorators, state columns, table offsets, bit helpers), ``rules`` (legality,
 transitions, scoring, new deals: RULES.md R3-R9), ``obs`` (observation rows, packed observations,
 masks), ``mirror`` (the single-deal copy's buffer and kernels), ``heuristic`` (the heuristic agent's
-decisions and its playouts). Importing this package imports numba;
-``barbu_env.vector`` does so when a ``VectorDeals`` or ``single.Mirror`` is built.
+decisions and its playouts), ``kingobs`` (Barbu King's observation rows from an engine deal). Importing
+this package imports numba; ``barbu_env.vector`` does so when a ``VectorDeals`` or ``single.Mirror`` is built,
+the env when it plays Barbu King.
 
 Kernels are compiled on first use and cached on disk (``cache=True``). numba checks a cached kernel only
 against its own source file, while a kernel also freezes helpers of the other modules and constants of
@@ -22,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from . import common, heuristic, mirror, obs, rules
+from . import common, heuristic, kingobs, mirror, obs, rules
 from .common import DISPATCHERS, jit_tables
 from .heuristic import heuristic_actions, rollout_scores
 from .mirror import mirror_load, mirror_observe, mirror_step
 from .obs import masks, observe, observe_packed, random_actions
 from .rules import legal_words, start, step
 
-MODULES = (common, rules, obs, mirror, heuristic)
+MODULES = (common, rules, obs, mirror, heuristic, kingobs)
 #: The file beside the kernels' disk cache that holds the fingerprint the cache was built with.
 STAMP = "barbu_kernels.fingerprint"
 
