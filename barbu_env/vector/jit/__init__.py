@@ -82,5 +82,6 @@ def drop_stale_cache(cache_dirs: set[str], fp: str) -> list[Path]:
 FINGERPRINT = fingerprint()
 drop_stale_cache({d.stats.cache_path for d in DISPATCHERS}, FINGERPRINT)
 
-__all__ = ["FINGERPRINT", "greedy_actions", "heuristic_actions", "jit_tables", "legal_words", "masks", "mirror_load", "mirror_observe",
-           "mirror_step", "observe", "observe_packed", "observe_rows", "random_actions", "rollout_scores", "start", "step"]  # fmt: skip
+__all__ = ["FINGERPRINT", "greedy_actions", "heuristic_actions", "jit_tables", "legal_words", "masks", "mirror_load",
+           "mirror_observe", "mirror_step", "observe", "observe_packed", "observe_rows", "random_actions",
+           "rollout_scores", "start", "step"]  # fmt: skip
