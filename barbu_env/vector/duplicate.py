@@ -35,6 +35,8 @@ from .jit.players import HEURISTIC, POLICY, RANDOM, seat_actions
 
 #: The players :func:`play_games` seats by name (besides :class:`CardPolicy` objects).
 PLAYERS = ("heuristic", "random")
+#: Their kinds in ``jit.players.seat_actions``.
+KINDS = {"heuristic": HEURISTIC, "random": RANDOM}
 
 
 class CardPolicy(Protocol):
@@ -74,7 +76,7 @@ def play_games(rules: Rules | str | dict | None, hands: np.ndarray | Sequence[Se
         if key not in kinds:
             kinds[key] = _kinds(i, row, policies)
         kind[i] = kinds[key]
-    fallback = np.array([HEURISTIC, RANDOM] + [PLAYERS.index(p.fallback_spec) for p in policies], np.int64)
+    fallback = np.array([HEURISTIC, RANDOM] + [KINDS[p.fallback_spec] for p in policies], np.int64)
     # per game and seat: the player of card decisions (R5, R7), then of the others (R6)
     both = np.stack([kind, fallback[kind]], axis=2)
     draws = (both == RANDOM).any(axis=2)
@@ -130,7 +132,7 @@ def _kinds(i: int, row: Sequence[Player], policies: list[CardPolicy]) -> list[in
     out = []
     for p in row:
         if isinstance(p, str):
-            out.append(PLAYERS.index(p))
+            out.append(KINDS[p])
             continue
         j = next((j for j, q in enumerate(policies) if q is p), len(policies))
         if j == len(policies):

@@ -189,7 +189,7 @@ def game_seeds(seed_words: np.ndarray, contract_idx: int, boards: np.ndarray, se
 
 @kernel()
 def draws(gens: np.ndarray, ns: np.ndarray, out: np.ndarray) -> None:
-    """``out[i] = integers(gens[0], ns[i])`` in order (a test hook: numpy's draws of one generator)."""
+    """``out[i] = integers(gens[0], ns[i])`` in order: the draws of one generator for the bounds ``ns``."""
     for i in range(ns.shape[0]):
         out[i] = integers(gens[0], ns[i])
 
