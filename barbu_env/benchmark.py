@@ -36,8 +36,9 @@ chance nodes are not counted) per second:
   (4 seatings a board), the 7 classic contracts' boards interleaved, doubling off (``barbu-eval``'s deal-mode
   default): through the env one game at a time (``engine=python``, one process) / on the batched engine
   (``engine=batched``, :mod:`barbu_env.evaluation.batched`); ``eval-nn-python`` / ``eval-nn-batched``: the same
-  with the shipped ``checkpoints/`` folder (greedy, needs torch; one torch thread) as the first agent. These rows
-  count **boards** (4 games each) per second, per-board numbers included.
+  with the shipped ``checkpoints/`` folder (greedy, needs torch; one torch thread) as the first agent;
+  ``eval-random-python`` / ``eval-random-batched``: heuristic vs 3 random agents (seeded per game as barbu-eval
+  seeds them). These rows count **boards** (4 games each) per second, per-board numbers included.
 
 - ``train-dmc-rollouts`` / ``train-ppo-selfplay`` / ``train-ppo-vector`` / ``train-dmc-selfplay``: the trainers
   of the repository's ``training`` package (run from its root; needs torch), No queens, default network
@@ -97,6 +98,8 @@ ROWS = (
     "eval-batched",
     "eval-nn-python",
     "eval-nn-batched",
+    "eval-random-python",
+    "eval-random-batched",
     "train-dmc-rollouts",
     "train-ppo-selfplay",
     "train-ppo-vector",
@@ -312,7 +315,7 @@ def _pimc(samples: int, rollouts: str) -> Callable[[float], float]:
     return run
 
 
-def _evaluation(engine: str, first: str) -> Callable[[float], float]:
+def _evaluation(engine: str, first: str, others: str = "heuristic") -> Callable[[float], float]:
     def run(seconds: float) -> float:
         from .evaluation import make_config
         from .evaluation.batched import batched_player
@@ -324,7 +327,7 @@ def _evaluation(engine: str, first: str) -> Callable[[float], float]:
                 import torch
 
                 torch.set_num_threads(1)
-            cfg, made = make_config([first, "heuristic"], contracts="all", boards=1)
+            cfg, made = make_config([first, others], contracts="all", boards=1)
         except (ImportError, ValueError) as e:
             raise NotInstalled(str(e)) from None
         rules = cfg.make_rules()
@@ -343,7 +346,7 @@ def _evaluation(engine: str, first: str) -> Callable[[float], float]:
             t0 = time.perf_counter()
             n += sum(1 for _ in duplicate(boards, seats, play, 2))
             spent += time.perf_counter() - t0
-        print(f"{'':18s} ({first} vs 3 heuristic, {len(cfg.contracts)} contracts, doubling off: boards/s, "
+        print(f"{'':18s} ({first} vs 3 {others}, {len(cfg.contracts)} contracts, doubling off: boards/s, "
               f"{len(seats)} games a board)")  # fmt: skip
         return n / spent
 
@@ -455,6 +458,8 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "eval-batched": _evaluation("batched", "heuristic"),
     "eval-nn-python": _evaluation("python", "checkpoints"),
     "eval-nn-batched": _evaluation("batched", "checkpoints"),
+    "eval-random-python": _evaluation("python", "heuristic", "random"),
+    "eval-random-batched": _evaluation("batched", "heuristic", "random"),
     "train-dmc-rollouts": _train_dmc_rollouts,
     "train-ppo-selfplay": _train_ppo("python"),
     "train-ppo-vector": _train_ppo("vector"),
@@ -481,6 +486,7 @@ RATIOS = (
     ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
     ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
     ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),
+    ("eval-random-batched / -python", "eval-random-batched", "eval-random-python", None),
     ("train-dmc-selfplay / ppo", "train-dmc-selfplay", "train-ppo-selfplay", None),
     ("train-rollout-q / dmc-selfplay", "train-rollout-q", "train-dmc-selfplay", None),
 )

@@ -67,6 +67,7 @@ class NeuralAgent(Agent):
             raise ValueError(f"no checkpoint (*.pt) found in folder {str(p)!r}")
         self.nets: dict[str, Any] = {}
         self.meta: dict[str, dict[str, Any]] = {}
+        self._flat: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # per contract: its network for card_actions
         for f in files:
             net, ckpt = load_checkpoint(f)
             if ckpt["contract"] in self.nets:
@@ -112,21 +113,37 @@ class NeuralAgent(Agent):
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The greedy choices (int64 [n]) of ``contract``'s network for n card decisions at once (observations
         float32 [n, OBS_SIZE], masks int8 [n, A], as ``VectorDeals.observe`` gives them): the actions
-        :meth:`choose` takes on the same observations. A batched forward pass rounds differently from a
-        one-row pass in the last bits, so rows whose two best legal logits are within :data:`TIE` (relative)
-        are chosen again one row at a time, as :meth:`choose` does. The batched form of
+        :meth:`choose` takes on the same observations. The network runs as one compiled pass over the rows
+        (:func:`barbu_env.vector.jit.policy.greedy_actions`, which skips zero inputs), whose sums round
+        differently from torch's in the last bits, so rows whose two best legal logits are within :data:`TIE`
+        (relative) are chosen again one row at a time, as :meth:`choose` does. The batched form of
         ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         net = self.nets.get(contract)
         if net is None:
             raise ValueError(f"agent {self.spec!r} has no network for {contract!r}: it has {sorted(self.nets)}")
-        logits = np.where(mask.astype(bool), self._logits(net, obs, mask), -np.inf)
-        best = logits.argmax(axis=1)
-        second, top = np.partition(logits, -2, axis=1)[:, -2:].T
-        for i in np.flatnonzero(top - second <= TIE * (1 + np.abs(top))):
-            best[i] = self._choose(net, obs[i], mask[i])
-        return best.astype(np.int64)
+        from ..nn import flat_policy
+        from ..vector.jit import greedy_actions
+
+        flat = self._flat.get(contract)
+        if flat is None:
+            flat = self._flat[contract] = flat_policy(net)
+        n = obs.shape[0]
+        obs, mask = np.ascontiguousarray(obs, np.float32), np.ascontiguousarray(mask, np.int8)
+        logits = np.empty((n, mask.shape[1]), np.float32)
+        best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
+        greedy_actions(obs, mask, *flat, TIE, logits, best, near)
+        rows = np.flatnonzero(near)
+        if rows.size:
+            torch, threads = self._torch, self._torch.get_num_threads()
+            torch.set_num_threads(1)  # a one-row pass: the same logits on one thread, without waking a thread pool
+            try:
+                for i in rows:
+                    best[i] = self._choose(net, obs[i], mask[i])
+            finally:
+                torch.set_num_threads(threads)
+        return best
 
     def choose(self, env: Any, agent_name: str) -> int:
         deal = env.unwrapped.deal
