@@ -69,7 +69,17 @@ king                3       ``short``, ``choose`` (R11.3), and 1 for Barbu King 
                             ``points`` and ``totals`` keep the game's sign, positive = bad)
 ==================  ======  ==================================================================
 
-Sizes: 951 entries for 3 players, 1186 for 4, 1427 for 5 (a test checks the blocks).
+Six-player King (R11.5, two packs) says how many copies of each card are where: the card blocks above
+say "at least one copy" and four more binary blocks, after ``king``, say "both copies":
+
+==================  ======  ==================================================================
+hand2               52      own hand holds both copies of the card
+played2             312     [r][card] seat r has played both copies
+captured2           312     [r][card] seat r's tricks hold both copies
+unseen2             52      both copies are unseen (neither in own hand nor played)
+==================  ======  ==================================================================
+
+Sizes: 951 entries for 3 players, 1186 for 4, 1427 for 5, 2402 for 6 (a test checks the blocks).
 In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come
 (R11.2) and ``available`` the contract of this deal. :func:`layout` of classic rules is exactly the
 table above.
@@ -83,10 +93,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache, cached_property
+from typing import Any
 
 import numpy as np
 
-from .cards import SUIT_MASK
+from .cards import FULL_DECK, SECOND, SUIT_MASK
 from .contracts import CONTRACT_NAMES
 from .engine.deal import Deal
 from .engine.doubling import doubling_order
@@ -197,9 +208,12 @@ _NOT_IN_KING = ("trump", "doubles", "doubled_done", "must_double", "extra_deal",
 _SEAT_ROWS = {"played": CARDS, "trick": CARDS, "captured": CARDS, "excluded": CARDS, "void": NUM_SUITS,
               "declarer": 1, "leader": 1, "to_move": 1, "doubled_done": 1, "must_double": 1,
               "remaining": NUM_CONTRACTS, "tricks_won": 1, "cards_left": 1, "points": 1, "passes": 1,
-              "totals": 1, "deals_left": 1}  # fmt: skip
+              "totals": 1, "deals_left": 1, "played2": CARDS, "captured2": CARDS}  # fmt: skip
 _SQUARE = ("doubles", "finished", "outstanding")
 KING_FLAGS = 3
+#: R11.5: the blocks of six-player King's second copies, after ``king``.
+TWO_PACK_BLOCKS: tuple[tuple[str, int], ...] = (("hand2", CARDS), ("played2", SEAT_CARDS), ("captured2", SEAT_CARDS),
+                                                ("unseen2", CARDS))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -270,6 +284,8 @@ def _layout(players: int, king: bool, tricks: int) -> Layout:
             if not (king and name in _NOT_IN_KING)]  # fmt: skip
     if king:
         bits.append(("king", KING_FLAGS))
+    if players == 6:
+        bits += [(name, _resize(name, size, players, tricks)) for name, size in TWO_PACK_BLOCKS]
     return Layout(players, king, tuple(bits), tuple(nums))
 
 
@@ -343,8 +359,10 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     at = lay.offset
     rel = [(seat + r) % n for r in range(n)]
     hand, played, deck, excluded = deal.hands[seat], deal.played, deal.deck, deal.excluded
-    x = hand << at["hand"] | (deck & ~hand & ~played) << at["unseen"]
     open_ = deck & ~played & ~hand  # the cards another seat may hold, before what it showed (R5.4)
+    if n == 6:  # R11.5: a copy of a card may be unseen while the other is held or played
+        open_ = deal.unseen(seat) & FULL_DECK
+    x = hand << at["hand"] | open_ << at["unseen"]
     for r, s in enumerate(rel):
         x |= deal.played_by[s] << (at["played"] + CARDS * r)
         x |= deal.captured[s] << (at["captured"] + CARDS * r)
@@ -393,8 +411,12 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     if lay.king:
         rules = deal.rules
         x |= (rules.short | rules.choose << 1 | 4) << at["king"]
+    if n == 6:
+        x |= _second_copies(deal, seat, rel, at)
     nt = float(deal.num_tricks)
     tw, hands, pts, passes = deal.tricks_won, deal.hands, deal.points, deal.passes
+    if n == 6:
+        hands = [deal.held(s) for s in range(n)]  # copies masks: bit_count() counts both copies
     numeric = [tw[s] / nt for s in rel] + [hands[s].bit_count() / nt for s in rel]
     numeric += [pts[s] / POINT_SCALE for s in rel] + [passes[s] / nt for s in rel]
     if match is None:
@@ -404,6 +426,16 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
         x |= bits
         numeric += values
     return _assemble(x, numeric, lay, out)
+
+
+def _second_copies(deal: Deal, seat: int, rel: list[int], at: dict[str, int]) -> int:
+    """The binary blocks of the second copies (R11.5): own hand, played and captured by each seat, unseen."""
+    d: Any = deal  # a TwoPackDeal
+    x = d.hands2[seat] << at["hand2"] | d.unseen(seat) >> SECOND << at["unseen2"]
+    for r, s in enumerate(rel):
+        x |= d.played2_by[s] << (at["played2"] + CARDS * r)
+        x |= d.captured2[s] << (at["captured2"] + CARDS * r)
+    return x
 
 
 def _match_facts(match: Match) -> tuple:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .cards import RANKS, cards_of
+from .cards import RANKS, copies_cards
 from .engine.deal import Deal, Phase
 from .engine.match import Match
 
@@ -134,7 +134,7 @@ def render_image(deal: Deal, match: Match | None = None, hands: str = "current")
 def _seat(d: ImageDraw.ImageDraw, deal: Deal, s: int, face_up: bool, moving: bool) -> None:
     """Seat ``s``: its label line (tricks, points, doubles) over its hand."""
     x, y = _anchor(s, deal.n)
-    hand = cards_of(deal.hands[s])
+    hand = copies_cards(deal.held(s))  # a card held twice (R11.5) is drawn twice
     step = 20 if len(hand) <= 13 else 17
     width = _CW + step * max(len(hand) - 1, 0)
     left = min(max(x - width / 2, 8), WIDTH - 8 - width)
