@@ -6,9 +6,9 @@ with :func:`load_rules`; unknown keys and values are errors that list the valid 
 
 Barbu King (R11) is the same engine with ``game="king"``: its contracts are rows of the same table
 (:mod:`barbu_env.contracts`) and its schedule is data (:class:`barbu_env.engine.Match`); ``players``
-(3, 4 or 5, R11.4; 6 with two packs, R11.5), ``short`` and ``choose`` (R11.3) apply to it only. ``positive`` (R10.3) negates
-some negative contracts of classic Barbu; with a positive salad the negative one is played too, as
-``anti_salad``.
+(3, 4 or 5, R11.4; 6 with two packs, R11.5), ``short`` and ``choose`` (R11.3) apply to it only.
+``positive`` (R10.3) negates some negative contracts of classic Barbu; with a positive salad the negative
+one is played too, as ``anti_salad``.
 """
 
 from __future__ import annotations

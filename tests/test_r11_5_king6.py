@@ -16,7 +16,7 @@ from pettingzoo.test import api_test, seed_test
 
 import barbu_env
 from barbu_env import agents
-from barbu_env.actions import PASS, action_id, action_name
+from barbu_env.actions import PASS, action_id
 from barbu_env.cards import copies_cards, parse_card, parse_cards
 from barbu_env.contracts import contract_table
 from barbu_env.engine import Deal, InfoState, Match
