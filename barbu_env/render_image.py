@@ -86,7 +86,8 @@ def _card(d: ImageDraw.ImageDraw, x: float, y: float, c: int | None, w: int = _C
 def _anchor(seat: int, n: int) -> tuple[float, float]:
     """Where seat ``seat`` sits: seat 0 at the bottom, the next seats clockwise as seen from above (R1.3)."""
     a = math.radians(270 - 360 * seat / n)
-    return WIDTH / 2 + 0.36 * WIDTH * math.cos(a), HEIGHT / 2 - 0.38 * HEIGHT * math.sin(a)
+    rx = 0.42 if n == 6 else 0.36  # six 17-card hands (R11.5) need the room
+    return WIDTH / 2 + rx * WIDTH * math.cos(a), HEIGHT / 2 - 0.38 * HEIGHT * math.sin(a)
 
 
 def _contract_label(deal: Deal) -> str:
@@ -135,7 +136,7 @@ def _seat(d: ImageDraw.ImageDraw, deal: Deal, s: int, face_up: bool, moving: boo
     """Seat ``s``: its label line (tricks, points, doubles) over its hand."""
     x, y = _anchor(s, deal.n)
     hand = copies_cards(deal.held(s))  # a card held twice (R11.5) is drawn twice
-    step = 20 if len(hand) <= 13 else 17
+    step = 20 if len(hand) <= 13 else 17 if deal.n < 6 else 14
     width = _CW + step * max(len(hand) - 1, 0)
     left = min(max(x - width / 2, 8), WIDTH - 8 - width)
     top = min(max(y - _CH / 2, 100), HEIGHT - _CH - 8)
