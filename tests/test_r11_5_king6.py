@@ -16,7 +16,7 @@ from pettingzoo.test import api_test, seed_test
 
 import barbu_env
 from barbu_env import agents
-from barbu_env.actions import PASS, action_id
+from barbu_env.actions import PASS, action_id, action_name
 from barbu_env.cards import copies_cards, parse_card, parse_cards
 from barbu_env.contracts import contract_table
 from barbu_env.engine import Deal, InfoState, Match
@@ -288,11 +288,15 @@ def test_r11_5_a_copy_too_many_is_refused_naming_the_card(spec, words) -> None:
             h.append(pad.pop())
     with pytest.raises(ValueError, match=words):
         Deal.from_hands(hands, 0, "no_tricks", K6)
+    e = barbu_env.env(rules="king6", mode="deal", contract="no_tricks")
+    with pytest.raises(ValueError, match=words):  # the env's reset options are checked the same way
+        e.reset(options={"hands": [" ".join(action_name(c) for c in h) for h in hands]})
 
 
 def test_r11_5_wrong_counts_and_masks_are_refused() -> None:
     hands = two_pack_hands({})
-    with pytest.raises(ValueError, match="hand of seat 5 has 16 cards; each hand needs 17"):
+    short = r"hand of seat 5 has 16 cards; each hand needs 17 \(R11\.5: two packs, 102 cards"
+    with pytest.raises(ValueError, match=short):
         Deal.from_hands([*hands[:5], hands[5][:16]], 0, "no_tricks", K6)
     with pytest.raises(ValueError, match="6 lists of cards"):
         Deal.from_hands(hands[:4], 0, "no_tricks", K6)

@@ -38,7 +38,10 @@ def validate_two_pack_hands(hands: Any, rules: Rules) -> list[int]:
         cards = _copies_hand_cards(hand, seat, size)
         if len(cards) != size:
             count = f"more than {size}" if len(cards) > size else len(cards)
-            raise ValueError(f"hand of seat {seat} has {count} cards; each hand needs {size}")
+            raise ValueError(
+                f"hand of seat {seat} has {count} cards; each hand needs {size} (R11.5: two packs, "
+                f"{rules.deck_size} cards, {size} to each of {n} seats)"
+            )
         m = 0
         for c in cards:
             seats = counts.setdefault(c, [])
