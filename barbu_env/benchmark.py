@@ -46,7 +46,9 @@ chance nodes are not counted) per second:
   (heuristic rollouts of every legal action on ``Deal`` objects, one process), PPO's learner decisions
   collected and trained (``training.ppo``, ``SelfPlay`` on ``Deal`` objects / ``VectorSelfPlay``), and the
   learner decisions of Deep Monte-Carlo self-play trained (``training.dmc_selfplay``: 1024 games on
-  ``VectorDeals``, collection and updates); the last one's note line gives every seat's decisions/s too.
+  ``VectorDeals``, collection and updates); ``train-rollout-q``: states labelled and trained by
+  ``training.rollout_q`` (1024 games on ``VectorDeals``, every legal move of a labelled state played out by the
+  compiled heuristic, then the updates); the last two rows' note lines give every seat's decisions/s too.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -101,6 +103,7 @@ ROWS = (
     "train-ppo-selfplay",
     "train-ppo-vector",
     "train-dmc-selfplay",
+    "train-rollout-q",
 )
 
 
@@ -411,6 +414,22 @@ def _train_dmc_selfplay(seconds: float) -> float:
     return trained / dt
 
 
+def _train_rollout_q(seconds: float) -> float:
+    import tempfile
+
+    rq = _training("rollout_q")
+    with tempfile.TemporaryDirectory() as d:
+        cfg = rq.RolloutQConfig(contracts=["no_queens"], out_dir=d, states=10**12, eval_every=10**12, threads=1)
+        run = rq.Run(cfg, "no_queens", resume=False)
+        run.evaluate = lambda: {}  # no model selection inside the timed loop
+        run.train(seconds=0.1)  # compile / load the kernels before timing
+        states, played, dt = run.train(seconds=seconds)
+        run.logger.tb.close()
+    print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s; states labelled with every "
+          f"legal move's playout, {cfg.replay:g} samples trained per state, minibatch {cfg.minibatch})")  # fmt: skip
+    return states / dt
+
+
 RUNNERS: dict[str, Callable[[float], float]] = {
     "engine-off": _engine("off"),
     "engine-on": _engine("classic"),
@@ -443,6 +462,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "train-ppo-selfplay": _train_ppo("python"),
     "train-ppo-vector": _train_ppo("vector"),
     "train-dmc-selfplay": _train_dmc_selfplay,
+    "train-rollout-q": _train_rollout_q,
 }
 #: (label, numerator row, denominator row, target ratio from the issue or None).
 RATIOS = (
@@ -466,6 +486,7 @@ RATIOS = (
     ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
     ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),
     ("train-dmc-selfplay / ppo", "train-dmc-selfplay", "train-ppo-selfplay", None),
+    ("train-rollout-q / dmc-selfplay", "train-rollout-q", "train-dmc-selfplay", None),
 )
 
 

@@ -31,6 +31,17 @@ from .base import Agent
 TIE = 1e-4
 
 
+def masked_choice(logits: np.ndarray, mask: np.ndarray, greedy: bool, rng: np.random.Generator) -> int:
+    """The legal action (``mask`` non-zero) with the largest of ``logits`` (float64 [A]) if ``greedy``, else one
+    drawn with ``rng`` from their softmax over the legal actions."""
+    legal = np.flatnonzero(mask)
+    if greedy:
+        return int(legal[np.argmax(logits[legal])])
+    z = logits[legal] - logits[legal].max()
+    p = np.exp(z) / np.exp(z).sum()
+    return int(rng.choice(legal, p=p))
+
+
 class NeuralAgent(Agent):
     """Plays card decisions with per-contract policy networks, the rest with a fallback agent."""
 
@@ -88,13 +99,7 @@ class NeuralAgent(Agent):
         return logits.numpy().astype(np.float64)
 
     def _choose(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> int:
-        logits = self._logits(net, obs[None], mask[None])[0]
-        legal = np.flatnonzero(mask)
-        if self.greedy:
-            return int(legal[np.argmax(logits[legal])])
-        z = logits[legal] - logits[legal].max()
-        p = np.exp(z) / np.exp(z).sum()
-        return int(self.rng.choice(legal, p=p))
+        return masked_choice(self._logits(net, obs[None], mask[None])[0], mask, self.greedy, self.rng)
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The greedy choices (int64 [n]) of ``contract``'s network for n card decisions at once (observations
