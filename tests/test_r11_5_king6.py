@@ -405,6 +405,23 @@ def test_r11_5_barbu_eval_and_render(tmp_path) -> None:
     assert all(f"P{s}  cards 17" in text for s in range(6))
 
 
+def test_r11_5_adapters_deal_two_packs() -> None:
+    """The adapters' deal-mode episodes (``wrappers.common.sample_deal``) hand the env two-pack hands, a card
+    held twice listed twice; the SB3 wrapper plays them and its rewards are minus the seat's points."""
+    from barbu_env.wrappers.common import sample_deal
+    from barbu_env.wrappers.sb3 import BarbuSingleAgentEnv
+
+    opts = sample_deal(np.random.default_rng(0), K6, ["no_queens"])
+    assert Counter(c for h in opts["hands"] for c in h) == Counter(COPIES)
+    e = BarbuSingleAgentEnv(opponents="heuristic", rules="king6", mode="deal", contracts=["no_queens"], seed=0)
+    obs, _ = e.reset()
+    rng, total, done = np.random.default_rng(1), 0.0, False
+    while not done:
+        obs, r, done, _, _ = e.step(int(rng.choice(np.flatnonzero(e.action_masks()))))
+        total += r
+    assert obs.shape == (2402,) and total == -e.raw.deal.scores[e.seat]
+
+
 def test_r11_5_batched_engine_and_openspiel_refuse_king6() -> None:
     from barbu_env.vector import check_rules
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.heuristic import best_fantan_rank, best_trump
-from ..cards import RANKS, SUITS, cards_of
+from ..cards import RANKS, SUITS, copies_cards
 from ..contracts import contract_table
 from ..engine.deal import Deal, deal_hands
 from ..env import raw_env
@@ -115,7 +115,8 @@ def sample_deal(
     contract = contracts[int(rng.integers(len(contracts)))]
     seat = int(rng.integers(rules.players)) if declarer == "random" else int(declarer)
     hands = deal_hands(rng, rules)
-    return {"hands": [cards_of(h) for h in hands], "declarer": seat, "contract": _resolve(contract, hands, seat, rules)}
+    text = _resolve(contract, hands, seat, rules)
+    return {"hands": [copies_cards(h) for h in hands], "declarer": seat, "contract": text}  # (R11.5: copies twice)
 
 
 def reward_normaliser(raw: Any) -> float:
