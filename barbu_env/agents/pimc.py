@@ -120,7 +120,7 @@ def candidate_moves(d: Deal, seat: int, legal: list[int]) -> dict[int, list[int]
         if (
             prev >= 0
             and prev // 13 == c // 13
-            and not unseen & SUIT_MASK[c // 13] & ((2 << c) - 1) & ~((1 << prev) - 1)  # prev..c: held in one pack
+            and not unseen & SUIT_MASK[c // 13] & ((2 << c) - 1) & ~((1 << prev) - 1)  # none from prev to c
             and (not vals or vals[c] == vals[prev])
         ):
             rep = next(r for r, members in out.items() if prev in members)
