@@ -9,8 +9,9 @@ Besides the rules state, a deal keeps ``excluded[seat]``: cards that seat has *p
 cannot hold (voids, R5.4/R5.5 trump duties, R4.1 heart leads, R4.4 forced discards, R7.3 forced
 passes). The hidden-card sampler of :mod:`barbu_env.engine.infostate` reads it.
 
-The number of seats is ``rules.players`` (4; 3 or 5 in Barbu King, R11.4): per-seat lists have that
-length, play moves to ``(seat + 1) % n`` and a trick holds ``n`` cards.
+The number of seats is ``rules.players`` (4; 3 or 5, R11.4 / R12; 6 in Barbu King, R11.5, whose two packs
+:mod:`barbu_env.engine.two_packs` adds): per-seat lists have that length, play moves to ``(seat + 1) % n``
+and a trick holds ``n`` cards.
 """
 
 from __future__ import annotations

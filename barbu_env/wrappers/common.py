@@ -33,8 +33,8 @@ def env_rules(env_kwargs: dict[str, Any]) -> Rules:
 @cache
 def supported_variants() -> dict[str, tuple[int, ...]]:
     """The games and player counts the adapters accept: those ``barbu_env.env`` plays (classic Barbu and Barbu
-    King at 3 to 5 seats, R11.4, R12), probed over every game and player count the rules define, so a variant
-    the env learns to observe is accepted."""
+    King at 3 to 5 seats, R11.4, R12, and Barbu King at 6, R11.5), probed over every game and player count the
+    rules define, so a variant the env learns to observe is accepted."""
     out: dict[str, tuple[int, ...]] = {}
     for game in GAMES:
         doubling = "off" if game == "king" else "classic"  # R11: King has no doubling
