@@ -10,7 +10,8 @@ chance nodes are not counted) per second:
   observing the acting agent every step (``env.last()``) and picking from ``obs["action_mask"]``.
 - ``raw_env-match``: ``raw_env()`` in match mode (declaration and doubling included).
 - ``env-king3`` / ``env-king`` / ``env-king5``: ``env(mode="deal")`` under Barbu King for 3, 4 and 5 players
-  (``rules="king3"``, ``"king"``, ``"king5"``; the declarer chooses among all King contracts).
+  (``rules="king3"``, ``"king"``, ``"king5"``; the declarer chooses among all King contracts); ``env-king6``
+  the same with six players and two packs (``rules="king6"``, R11.5).
 - ``holdem``: PettingZoo ``texas_holdem_v4`` (needs ``rlcard``), same loop.
 - ``shimmy-hearts``: OpenSpiel ``hearts`` through Shimmy's ``OpenSpielCompatibilityV0``, same loop.
 - ``pyspiel-hearts``: OpenSpiel ``hearts`` driven directly (``legal_actions`` / ``apply_action``,
@@ -80,6 +81,7 @@ ROWS = (
     "env-king3",
     "env-king",
     "env-king5",
+    "env-king6",
     "holdem",
     "shimmy-hearts",
     "pyspiel-hearts",
@@ -440,6 +442,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "env-king3": _barbu_env(True, "deal", "king3"),
     "env-king": _barbu_env(True, "deal", "king"),
     "env-king5": _barbu_env(True, "deal", "king5"),
+    "env-king6": _barbu_env(True, "deal", "king6"),
     "holdem": _holdem,
     "shimmy-hearts": _shimmy_hearts,
     "pyspiel-hearts": _pyspiel_hearts,
@@ -474,6 +477,7 @@ RATIOS = (
     ("env-king3 / env", "env-king3", "env", 0.5),
     ("env-king / env", "env-king", "env", 0.5),
     ("env-king5 / env", "env-king5", "env", 0.5),
+    ("env-king6 / env", "env-king6", "env", None),
     ("engine-off / pyspiel-hearts", "engine-off", "pyspiel-hearts", 1.5),
     ("engine-on / pyspiel-hearts", "engine-on", "pyspiel-hearts", 1.5),
     ("vector-256 / pyspiel-hearts", "vector-256", "pyspiel-hearts", 8.0),

@@ -2,8 +2,8 @@
 
 ``env(**kwargs)`` is ``raw_env(**kwargs)`` in PettingZoo's ``AssertOutOfBoundsWrapper`` and
 ``OrderEnforcingWrapper``. Agents ``player_0``..``player_{n-1}`` sit in seats 0..n-1, ``n = rules.players``
-(R1.3; 3 or 5 for classic Barbu, R12, and Barbu King, R11.4). docs/ENVIRONMENT.md describes every option; in
-short:
+(R1.3; 3 or 5 for classic Barbu, R12, and Barbu King, R11.4; 6 for Barbu King, R11.5). docs/ENVIRONMENT.md
+describes every option; in short:
 
 - ``mode``: ``"match"`` (default, R2) or ``"deal"``; ``contract`` (deal mode): fixes the contract
   (``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``), else the declarer chooses (R3); ``declarer``: a seat or

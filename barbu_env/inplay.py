@@ -141,9 +141,9 @@ class EnginePlay:
 
 def encoder_for(rules: Rules) -> Callable[[Deal, int, Match | None], np.ndarray]:
     """The encoder of the engine play's observations under ``rules``: :func:`barbu_env.observation.encode`, or
-    for Barbu King the same arrays by a compiled kernel (:func:`barbu_env.vector.king.king_encode`, imports
-    numba)."""
-    if not rules.king:
+    for Barbu King with one pack the same arrays by a compiled kernel (:func:`barbu_env.vector.king.king_encode`,
+    imports numba; six-player King's second copies, R11.5, take the reference encoder)."""
+    if not rules.king or rules.two_packs:
         return encode
     from .vector.king import king_encode
 

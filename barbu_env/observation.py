@@ -61,7 +61,7 @@ engine can reproduce it bit for bit.
 Other rules have their own layout, :func:`layout` ``(rules)``, made of the same blocks; :func:`layout` of
 four-player classic rules without ``positive`` is exactly the table above.
 
-- **n seats** (classic Barbu for 3 or 5 players, R12; Barbu King for 3 to 5, R11.4): every ``[r][x]`` block
+- **n seats** (classic Barbu for 3 or 5 players, R12; Barbu King for 3 to 6, R11.4, R11.5): every ``[r][x]`` block
   has ``n`` rows, relative seat ``r`` being absolute seat ``(observer + r) % n`` (offsets +1 … +(n−1),
   R12.2); ``doubles``, ``finished`` and ``outstanding`` are ``n`` rows of ``n``; ``trick_no`` has
   ``max(13, hand size)`` entries (17 for three players with 52 cards).
@@ -77,12 +77,22 @@ king                3       ``short``, ``choose`` (R11.3), and 1 for Barbu King 
                             ``points`` and ``totals`` keep the game's sign, positive = bad)
 ==================  ======  ==================================================================
 
+- **six-player King** (R11.5, two packs): the card blocks say "at least one copy", and four more binary
+  blocks after ``king`` say "both copies", so they tell how many copies of each card are where:
+
+==================  ======  ==================================================================
+hand2               52      own hand holds both copies of the card
+played2             312     [r][card] seat r has played both copies
+captured2           312     [r][card] seat r's tricks hold both copies
+unseen2             52      both copies are unseen (neither in own hand nor played)
+==================  ======  ==================================================================
+
 In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come (R11.2)
 and ``available`` the contract of this deal.
 
 Sizes: classic Barbu 977 for 3 players, 1228 for 4, 1489 for 5 (973 for 3 players with 32 cards); with
 option ``positive`` 4 more (1232 at four players), 6 + n more with a positive salad (1238 for positive1..3);
-Barbu King 951 for 3 players, 1186 for 4, 1427 for 5. A test checks these against :func:`layout`.
+Barbu King 951 for 3 players, 1186 for 4, 1427 for 5, 2402 for 6. A test checks these against :func:`layout`.
 
 :func:`encode` is the one reference encoder, block by block for any layout. The compiled kernels
 (:mod:`barbu_env.vector`) write the classic layout from the batched state; tests check them against
@@ -93,10 +103,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache, cached_property
+from typing import Any
 
 import numpy as np
 
-from .cards import SUIT_MASK
+from .cards import FULL_DECK, SECOND, SUIT_MASK
 from .contracts import ANTI_SALAD, CONTRACT_NAMES
 from .engine.deal import Deal
 from .engine.doubling import doubling_order
@@ -223,11 +234,14 @@ _NOT_IN_KING = ("trump", "doubles", "doubled_done", "must_double", "extra_deal",
 _SEAT_ROWS = {"played": CARDS, "trick": CARDS, "captured": CARDS, "excluded": CARDS, "void": NUM_SUITS,
               "declarer": 1, "leader": 1, "to_move": 1, "doubled_done": 1, "must_double": 1,
               "remaining": NUM_CONTRACTS, "tricks_won": 1, "cards_left": 1, "points": 1, "passes": 1,
-              "totals": 1, "deals_left": 1}  # fmt: skip
+              "totals": 1, "deals_left": 1, "played2": CARDS, "captured2": CARDS}  # fmt: skip
 _SQUARE = ("doubles", "finished", "outstanding")
 #: Blocks with one entry per contract (``remaining``: one row of them per seat).
 _PER_CONTRACT = ("contract", "available", "remaining")
 KING_FLAGS = 3
+#: R11.5: the blocks of six-player King's second copies, after ``king``.
+TWO_PACK_BLOCKS: tuple[tuple[str, int], ...] = (("hand2", CARDS), ("played2", SEAT_CARDS), ("captured2", SEAT_CARDS),
+                                                ("unseen2", CARDS))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -329,6 +343,8 @@ def _layout(players: int, king: bool, tricks: int, contracts: int, positive: boo
             if not (king and name in _NOT_IN_KING)]  # fmt: skip
     if king:
         bits.append(("king", KING_FLAGS))
+    if players == 6:
+        bits += [(name, _resize(name, size, players, tricks, contracts)) for name, size in TWO_PACK_BLOCKS]
     return Layout(players, king, tuple(bits), tuple(nums))
 
 
@@ -390,8 +406,10 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     at = lay.offset
     rel = [(seat + r) % n for r in range(n)]
     hand, played, deck, excluded = deal.hands[seat], deal.played, deal.deck, deal.excluded
-    x = hand << at["hand"] | (deck & ~hand & ~played) << at["unseen"]
     open_ = deck & ~played & ~hand  # the cards another seat may hold, before what it showed (R5.4)
+    if n == 6:  # R11.5: a copy of a card may be unseen while the other is held or played
+        open_ = deal.unseen(seat) & FULL_DECK
+    x = hand << at["hand"] | open_ << at["unseen"]
     for r, s in enumerate(rel):
         x |= deal.played_by[s] << (at["played"] + CARDS * r)
         x |= deal.captured[s] << (at["captured"] + CARDS * r)
@@ -442,14 +460,28 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     if lay.king:
         rules = deal.rules
         x |= (rules.short | rules.choose << 1 | 4) << at["king"]
+    if n == 6:
+        x |= _second_copies(deal, seat, rel, at)
     nt = float(deal.num_tricks)
     tw, hands, pts, passes = deal.tricks_won, deal.hands, deal.points, deal.passes
+    if n == 6:
+        hands = [deal.held(s) for s in range(n)]  # copies masks: bit_count() counts both copies
     numeric = [tw[s] / nt for s in rel] + [hands[s].bit_count() / nt for s in rel]
     numeric += [pts[s] / POINT_SCALE for s in rel] + [passes[s] / nt for s in rel]
     obs = _assemble(x, numeric + lay.no_match, lay, out)
     if match is not None:
         obs[lay.match_entries] = match_rows(match)[seat]
     return obs
+
+
+def _second_copies(deal: Deal, seat: int, rel: list[int], at: dict[str, int]) -> int:
+    """The binary blocks of the second copies (R11.5): own hand, played and captured by each seat, unseen."""
+    d: Any = deal  # a TwoPackDeal
+    x = d.hands2[seat] << at["hand2"] | d.unseen(seat) >> SECOND << at["unseen2"]
+    for r, s in enumerate(rel):
+        x |= d.played2_by[s] << (at["played2"] + CARDS * r)
+        x |= d.captured2[s] << (at["captured2"] + CARDS * r)
+    return x
 
 
 def match_rows(match: Match) -> np.ndarray:

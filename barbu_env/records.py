@@ -402,7 +402,8 @@ class RecordingEnv(BaseWrapper):
 
     def _start_deal(self) -> None:
         deal = self._recorded = self.env.unwrapped.deal
-        self.record.deals.append(DealLog(deal.declarer, hands_text(deal.hands), deal.contract_text))
+        self.record.deals.append(DealLog(deal.declarer, hands_text([deal.held(s) for s in range(deal.n)]),
+                                         deal.contract_text))  # fmt: skip
 
     def step(self, action: Any) -> None:
         raw = self.env.unwrapped

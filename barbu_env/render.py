@@ -36,7 +36,8 @@ def render_text(deal: Deal, match: Match | None = None, hands: str = "current", 
     if deal.rules.king:
         r = deal.rules
         opts = "".join(f", {o}" for o in ("short", "choose") if getattr(r, o))
-        lines.append(f"Barbu King ({n} players{opts}): points are bad, the lowest total wins")
+        packs = ", two packs" if r.two_packs else ""  # R11.5
+        lines.append(f"Barbu King ({n} players{packs}{opts}): points are bad, the lowest total wins")
     title = variant_title(deal.rules)
     if title is not None:
         lines.append(title)
@@ -73,13 +74,13 @@ def render_text(deal: Deal, match: Match | None = None, hands: str = "current", 
     for s in range(n):
         mark = ">" if s == on_move else " "
         row = (
-            f"{mark}P{s}  cards {deal.hands[s].bit_count():2d}  tricks {deal.tricks_won[s]:2d}  "
+            f"{mark}P{s}  cards {deal.held(s).bit_count():2d}  tricks {deal.tricks_won[s]:2d}  "
             f"points {deal.points[s]:+4d}"
         )
         if deal.phase == Phase.FANTAN or deal.passes[s]:
             row += f"  passes {deal.passes[s]}"
         if hands == "all" or (hands == "current" and s == on_move):
-            row += "   " + format_mask(deal.hands[s], symbols)
+            row += "   " + format_mask(deal.held(s), symbols)  # a card held twice (R11.5) shows twice
         lines.append(row)
     if deal.is_over and deal.scores is not None:
         lines.append("deal scores: " + "  ".join(f"P{s} {v:+d}" for s, v in enumerate(deal.scores)))

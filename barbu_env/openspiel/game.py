@@ -115,6 +115,11 @@ def config_of(params: dict[str, Any]) -> Config:
         if k in CHOICES and v not in CHOICES[k]:
             raise ValueError(f"bad python_barbu parameter {k}={v!r}: expected one of {CHOICES[k]}")
     rules = load_rules(preset, **changed)
+    if rules.two_packs:  # its chance nodes deal one pack, card by card
+        raise ValueError(
+            "python_barbu does not deal two packs (six-player Barbu King, R11.5): it plays players=3, 4 or 5; "
+            "play king6 with barbu_env.env(rules='king6')"
+        )
     contract = params.get("contract", "") or None
     declarer = params.get("declarer", 0)
     if not 0 <= declarer < rules.players:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.heuristic import best_fantan_rank, best_trump
-from ..cards import RANKS, SUITS, cards_of
+from ..cards import RANKS, SUITS, copies_cards
 from ..contracts import contract_table
 from ..engine.deal import Deal, deal_hands
 from ..env import raw_env
@@ -33,8 +33,8 @@ def env_rules(env_kwargs: dict[str, Any]) -> Rules:
 @cache
 def supported_variants() -> dict[str, tuple[int, ...]]:
     """The games and player counts the adapters accept: those ``barbu_env.env`` plays (classic Barbu and Barbu
-    King at 3 to 5 seats, R11.4, R12), probed over every game and player count the rules define, so a variant
-    the env learns to observe is accepted."""
+    King at 3 to 5 seats, R11.4, R12, and Barbu King at 6, R11.5), probed over every game and player count the
+    rules define, so a variant the env learns to observe is accepted."""
     out: dict[str, tuple[int, ...]] = {}
     for game in GAMES:
         doubling = "off" if game == "king" else "classic"  # R11: King has no doubling
@@ -113,7 +113,8 @@ def sample_deal(
     contract = contracts[int(rng.integers(len(contracts)))]
     seat = int(rng.integers(rules.players)) if declarer == "random" else int(declarer)
     hands = deal_hands(rng, rules)
-    return {"hands": [cards_of(h) for h in hands], "declarer": seat, "contract": _resolve(contract, hands, seat, rules)}
+    text = _resolve(contract, hands, seat, rules)
+    return {"hands": [copies_cards(h) for h in hands], "declarer": seat, "contract": text}  # (R11.5: copies twice)
 
 
 def reward_normaliser(raw: Any) -> float:

@@ -123,7 +123,7 @@ def _next32(gen: np.ndarray) -> np.uint64:
 
 
 @helper
-def integers(gen: np.ndarray, n: int) -> int:
+def integers(gen: np.ndarray, n: int) -> int | np.int64:
     """``Generator.integers(n)`` for 1 <= n <= 2**32 - 1 (no draw when n == 1)."""
     if n == 1:
         return 0
