@@ -376,8 +376,8 @@ class Run:
         labellers = self.labellers()
         snap = PolicyNet(hidden=tuple(cfg.hidden)).eval()
         buf: Buffer | None = None
-        if not self.resumed and not cfg.init:
-            self.evaluate()  # the untrained network's margin: the curve's first point
+        if not self.resumed:
+            self.evaluate()  # the starting network's margin: the curve's first point (and the best so far)
         bar = tqdm(total=cfg.states, initial=min(self.states, cfg.states), desc=f"{self.contract}", unit="state",
                    leave=False)  # fmt: skip
         new = played_all = 0
