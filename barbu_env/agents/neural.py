@@ -8,8 +8,11 @@ doubling decisions and contracts without a checkpoint — is played by the ``fal
 (:func:`barbu_env.observation.encode`), so a checkpoint plays in any ``barbu_env.env`` game.
 
 Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
-legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0)
-and ``fallback``. :meth:`NeuralAgent.fallback_contracts` names the contracts whose card play would
+legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0),
+``fallback``, and ``bidding``: ``heuristic`` (default: the fallback declares and doubles), ``learned`` (the
+bidding networks of :mod:`.bidding` declare and double), ``declare`` or ``double`` (only that one learned);
+the networks are read from ``bidding_dir`` (default: the ``bidding`` folder beside the card-play checkpoints,
+e.g. ``checkpoints/bidding/``). :meth:`NeuralAgent.fallback_contracts` names the contracts whose card play would
 go to the fallback (``barbu-eval`` refuses to evaluate a checkpoint on those).
 """
 
@@ -21,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from ..actions import NUM_ACTIONS
 from ..engine import InfoState
-from ..engine.deal import FANTAN_PLAY, PLAY
+from ..engine.deal import DECLARE, DOUBLE, FANTAN_PLAY, PLAY
 from ..observation import encode
 from ..options import as_bool
 from .base import Agent
@@ -47,7 +51,8 @@ class NeuralAgent(Agent):
 
     name = "neural"
 
-    def __init__(self, path: str, seed: int | None = None, greedy: bool = True, fallback: str = "heuristic") -> None:
+    def __init__(self, path: str, seed: int | None = None, greedy: bool = True, fallback: str = "heuristic",
+                 bidding: str = "heuristic", bidding_dir: str | None = None) -> None:  # fmt: skip
         super().__init__(seed)
         import torch
 
@@ -76,11 +81,24 @@ class NeuralAgent(Agent):
             self.fallback = make(fallback, seed=seed)
         except ValueError as e:
             raise ValueError(f"bad value {fallback!r} for option 'fallback': {e}") from None
+        from .bidding import BIDDING_OPTIONS, LearnedBidding
+
+        if bidding not in BIDDING_OPTIONS:
+            raise ValueError(f"bad value {bidding!r} for option 'bidding': expected one of {list(BIDDING_OPTIONS)}")
+        if bidding_dir is not None and not isinstance(bidding_dir, str):
+            raise ValueError(f"bad value {bidding_dir!r} for option 'bidding_dir': expected a folder path")
+        self.bidding, self.bidding_dir = bidding, bidding_dir
+        #: The bidding decisions the networks take (``"declare"``, ``"double"``); the fallback takes the others.
+        self.bidding_roles = BIDDING_OPTIONS[bidding]
+        folder = Path(bidding_dir) if bidding_dir is not None else (p if p.is_dir() else p.parent) / "bidding"
+        self.learned = LearnedBidding(folder, self.bidding_roles) if self.bidding_roles else None
 
     @property
     def spec(self) -> str:
-        opts = [k for k, v in (("greedy=false", not self.greedy), (f"fallback={self.fallback_spec}",
-                                self.fallback_spec != "heuristic")) if v]  # fmt: skip
+        opts = [k for k, v in (("greedy=false", not self.greedy),
+                               (f"fallback={self.fallback_spec}", self.fallback_spec != "heuristic"),
+                               (f"bidding={self.bidding}", self.bidding != "heuristic"),
+                               (f"bidding_dir={self.bidding_dir}", self.bidding_dir is not None)) if v]  # fmt: skip
         return self.path + (":" + ",".join(opts) if opts else "")
 
     def fallback_contracts(self, contracts: Sequence[str]) -> list[str]:
@@ -120,8 +138,17 @@ class NeuralAgent(Agent):
             best[i] = self._choose(net, obs[i], mask[i])
         return best.astype(np.int64)
 
+    def _bidding_role(self, phase: int) -> str | None:
+        """The bidding network's role that takes a decision of ``phase``, or None."""
+        role = "declare" if phase == DECLARE else "double" if phase == DOUBLE else None
+        return role if role in self.bidding_roles else None
+
     def choose(self, env: Any, agent_name: str) -> int:
         deal = env.unwrapped.deal
+        role = self._bidding_role(deal.phase)
+        if role is not None and self.learned is not None:
+            o = env.observe(agent_name)
+            return self.learned.choose(role, o["observation"], o["action_mask"])
         net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
         if net is None:
             return self.fallback.act(env, agent_name)
@@ -132,18 +159,21 @@ class NeuralAgent(Agent):
         """Engine-level play (no env): the observation of ``info.seat`` is encoded from a deal
         consistent with its information (an observation never depends on hidden cards)."""
         deal = info.view
+        role = self._bidding_role(deal.phase)
         net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
-        if net is None:
+        if net is None and (role is None or self.learned is None):
             return self.fallback.act_info(info)
         full = info.sample(self.rng)
-        mask = np.zeros(net.num_actions, dtype=np.int8)
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         mask[full.legal_actions()] = 1
+        if role is not None and self.learned is not None:
+            return self.learned.choose(role, encode(full, info.seat), mask)
         return self._choose(net, encode(full, info.seat), mask)
 
 
 def make_neural(path: str, seed: int | None = None, **options: Any) -> NeuralAgent:
     """The agent of a checkpoint file or folder; unknown options raise ``ValueError``."""
-    allowed = ("greedy", "fallback")
+    allowed = ("greedy", "fallback", "bidding", "bidding_dir")
     bad = sorted(set(options) - set(allowed))
     if bad:
         raise ValueError(f"unknown option(s) {bad} for a checkpoint agent: valid options are {list(allowed)}")
