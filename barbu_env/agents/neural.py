@@ -2,10 +2,11 @@
 
 ``make("checkpoints/no_queens.pt")`` plays the card play (and Fantan passes) of the contract its
 checkpoint was trained for; ``make("checkpoints/")`` loads every ``<contract>.pt`` of a folder and
-plays each contract with its own network. Everything no network covers — the declaration, the
-doubling decisions and contracts without a checkpoint — is played by the ``fallback`` agent
-(``heuristic`` by default). The network reads exactly the env's observation and action mask
-(:func:`barbu_env.observation.encode`), so a checkpoint plays in any ``barbu_env.env`` game.
+plays each contract with its own network. Everything no network covers — the declaration and the
+doubling decisions (unless the ``bidding`` option hands them to the bidding networks of :mod:`.bidding`)
+and contracts without a checkpoint — is played by the ``fallback`` agent (``heuristic`` by default). The
+network reads exactly the env's observation and action mask (:func:`barbu_env.observation.encode`), so a
+checkpoint plays in any ``barbu_env.env`` game.
 
 Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
 legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0),
