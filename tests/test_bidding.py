@@ -158,3 +158,20 @@ def test_learned_bidding_plays_50_whole_matches_within_the_mask():
         assert all(m.doubled[d][s] >= 2 for d in range(4) for s in range(4) if s != d), m.doubled
         assert sorted(r.contract.split(":")[0] for r in m.records if r.declarer == 0) == sorted(SEVEN)
     assert learned == 50 * 28 * 5  # one declaration and four doubling decisions per deal
+
+
+# ----------------------------------------------------------------------------- training
+@pytest.mark.slow
+def test_tiny_bidding_run_trains_exports_and_resumes(tmp_path):
+    cfg = bidding.BiddingConfig(role="declare", states=140, chunk=70, epochs=1, minibatch=32,
+                                out_dir=str(tmp_path / "run"), export_dir=str(tmp_path / "export"))  # fmt: skip
+    best = bidding.train(cfg)
+    _, ckpt = load_bidding(tmp_path / "export" / "declare.pt", "declare")
+    assert set(ckpt["meta"]["baseline"]) == set(SEVEN) and ckpt["meta"]["sets"]["learned"]["n"] == 2
+    assert ckpt["config"]["states"] == 140 and best.is_file()
+    again = bidding.BiddingConfig(**{**cfg.__dict__, "epochs": 2})
+    bidding.train(again, resume=True)  # reuses data.npz and state.pt: trains epoch 2 only
+    epochs = [line.split(",")[0] for line in (tmp_path / "run" / "metrics.csv").read_text().splitlines()[1:]]
+    assert sorted(set(epochs)) == ["1", "2"]
+    with pytest.raises(ValueError, match=r"bad role 'bid'.*\['declare', 'double'\]"):
+        bidding.train(bidding.BiddingConfig(role="bid", out_dir=str(tmp_path / "x")))

@@ -40,7 +40,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, FANTAN_BASE, NUM_ACTIONS, PLAIN_CONTRACTS, TRUMPS_BASE
+from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
+from barbu_env.agents.bidding import declared_contract
 from barbu_env.nn import BIDDING_ROLES, PolicyNet, bidding_input, load_bidding, save_bidding
 from barbu_env.vector import VectorDeals, random_actions
 from barbu_env.vector.rollout import Rollouts
@@ -90,15 +91,6 @@ class BiddingConfig:
     """Where the data, metrics, TensorBoard logs, resume state and ``best.pt`` are written."""
     export_dir: str = ""
     """If set, the best checkpoint is copied there as ``<role>.pt``."""
-
-
-def _plain_or_family(a: int) -> str:
-    """The contract name of a declaration action."""
-    if a >= FANTAN_BASE:
-        return "fantan"
-    if a >= TRUMPS_BASE:
-        return "trumps"
-    return PLAIN_CONTRACTS[a - DECLARE_BASE]
 
 
 def _obligations(rng: np.random.Generator, declarer: np.ndarray, p: float) -> np.ndarray:
@@ -177,7 +169,7 @@ def declaration_baseline(net: PolicyNet, x: torch.Tensor, actions: np.ndarray, s
         q = net.policy(net.trunk(x)).numpy() * scale
     best: dict[str, np.ndarray] = {}
     for a in actions:
-        name = _plain_or_family(int(a))
+        name = declared_contract(int(a))
         best[name] = np.maximum(best[name], q[:, a]) if name in best else q[:, a]
     return {name: float(v.mean()) for name, v in best.items()}
 
@@ -207,7 +199,6 @@ def declarer_sets(net: PolicyNet, x: torch.Tensor, obs: np.ndarray, label: np.nd
     (``choose_declaration`` among the contracts left), by the network's estimate minus ``baseline`` (the agent's
     rule) and by the network's estimate alone (greedy); mean and 95% half-width per set, and of the gaps to the
     heuristic."""
-    from barbu_env.agents.bidding import declared_contract
     from barbu_env.agents.heuristic import choose_declaration
     from barbu_env.engine.deal import Deal
     from barbu_env.evaluation import confidence_interval
