@@ -24,7 +24,7 @@ subtracts it, so a contract is kept for a hand that suits it: see ``barbu_env.ag
     python -m training.bidding --set role=double out_dir=runs/bid_double export_dir=checkpoints/bidding
 
 Seeded (deals, torch), resumable (``--resume``: the labelled data and the last epoch's state are kept in
-``out_dir``), logged to TensorBoard and ``metrics.csv``.
+``out_dir``), logged per epoch to TensorBoard and ``metrics.csv`` (its ``decisions`` column holds the epoch).
 """
 
 from __future__ import annotations
@@ -297,7 +297,7 @@ def train(cfg: BiddingConfig, resume: bool = False) -> Path:
                              cfg.scale)  # fmt: skip
         print("declarer's sets (points per set of 7 deals): " + json.dumps(sets))
         save_bidding(out / "best.pt", best_net, cfg.role, blocks, ckpt["config"], {**ckpt["meta"], "sets": sets})
-    logger.close(out / "curve.png", f"bidding: {cfg.role}")
+    logger.tb.close()
     if cfg.export_dir:
         Path(cfg.export_dir).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(out / "best.pt", Path(cfg.export_dir) / f"{cfg.role}.pt")
