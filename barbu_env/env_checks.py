@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from .actions import NUM_ACTIONS
 from .contracts import contract_table
 from .engine.deal import Deal, deal_hands
 from .render import HAND_CHOICES
@@ -160,9 +159,10 @@ def check_reset_options(options: Any) -> dict[str, Any]:
     return dict(options)
 
 
-def bad_action_type(action: Any) -> ValueError:
-    """The error for an action that is not an action id at all (a wrong type), in every ``illegal_action`` mode."""
-    return ValueError(f"bad action {action!r}: expected an int action id in 0..{NUM_ACTIONS - 1}")
+def bad_action_type(action: Any, num_actions: int) -> ValueError:
+    """The error for an action that is not an action id at all (a wrong type), in every ``illegal_action`` mode;
+    ``num_actions`` is the size of the env's action space."""
+    return ValueError(f"bad action {action!r}: expected an int action id in 0..{num_actions - 1}")
 
 
 def not_running(call: str, started: bool) -> RuntimeError:

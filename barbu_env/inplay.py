@@ -30,9 +30,10 @@ from .rules import Rules
 
 _OVER = int(Phase.OVER)
 _PLAY = int(Phase.PLAY)
-#: Action masks by legal-action key (read-only arrays; cleared when full): in trick play the legal card mask (an
-#: int: its bits are exactly the legal actions), otherwise the tuple of legal actions.
-_MASKS: dict[int | tuple[int, ...], np.ndarray] = {}
+#: Action masks by mask size (the env's action count, :func:`~barbu_env.actions.num_actions`) and legal-action key
+#: (read-only arrays; cleared when full): in trick play the legal card mask (an int: its bits are exactly the legal
+#: actions), otherwise the tuple of legal actions.
+_MASKS: dict[tuple[int, int | tuple[int, ...]], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
 
 
@@ -45,7 +46,7 @@ class DealInPlay(Protocol):
         ...
 
     def apply(self, action: int) -> bool:
-        """Apply ``action`` (an id in 0..86) if it is legal; False (nothing changed) if it is not."""
+        """Apply ``action`` (an id of the env's action space) if it is legal; False (nothing changed) if it is not."""
         ...
 
     def observe(self, seat: int) -> np.ndarray:
@@ -65,22 +66,23 @@ class DealInPlay(Protocol):
         ...
 
 
-def mask_of(deal: Deal) -> np.ndarray:
-    """The action mask of the player on move, from ``Deal.legal_actions()`` (read-only, shared between calls)."""
-    if deal.phase == _PLAY:  # the legal actions are the bits of the legal card mask (an int hashes fast)
-        key: int | tuple[int, ...] = deal.legal_card_mask()
+def mask_of(deal: Deal, size: int = NUM_ACTIONS) -> np.ndarray:
+    """The action mask (``size`` entries, the env's action count) of the player on move, from
+    ``Deal.legal_actions()`` (read-only, shared between calls)."""
+    if deal.phase == _PLAY:  # the legal actions are the bits of the legal card mask (an int: a cheap key)
+        key: tuple[int, int | tuple[int, ...]] = (size, deal.legal_card_mask())
         m = _MASKS.get(key)
         if m is not None:
             return m
         legal = deal.legal_actions()
     else:
         legal = deal.legal_actions()
-        key = tuple(legal)
+        key = (size, tuple(legal))
         m = _MASKS.get(key)
     if m is None:
         if len(_MASKS) >= _MASKS_MAX:
             _MASKS.clear()
-        m = np.zeros(NUM_ACTIONS, np.int8)
+        m = np.zeros(size, np.int8)
         m[legal] = 1
         m.flags.writeable = False
         _MASKS[key] = m
@@ -90,11 +92,13 @@ def mask_of(deal: Deal) -> np.ndarray:
 class EnginePlay:
     """The engine ``Deal`` (the match's current deal in match mode) and the reference encoder. Observations are
     encoded once per state of the deal (its history length and phase) and seat; the deal may also be changed
-    outside :meth:`apply` (a renege, a caller's own ``apply``)."""
+    outside :meth:`apply` (a renege, a caller's own ``apply``). Masks have ``size`` entries, the env's action
+    count (``num_actions(rules)``)."""
 
-    def __init__(self, deal: Deal, match: Match | None = None) -> None:
+    def __init__(self, deal: Deal, match: Match | None = None, size: int = NUM_ACTIONS) -> None:
         self._deal = deal
         self._match = match
+        self._size = size
         self._obs: dict[int, np.ndarray] = {}
         self._key: tuple[int, int] = (-1, -1)
 
@@ -121,7 +125,7 @@ class EnginePlay:
         return o
 
     def mask(self) -> np.ndarray:
-        return mask_of(self._deal)
+        return mask_of(self._deal, self._size)
 
     def scores(self) -> list[int]:
         return list(self._deal.scores or ())

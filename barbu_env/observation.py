@@ -58,21 +58,31 @@ Total :data:`OBS_SIZE` = 1228 (:data:`NUM_BITS` = 1187 binary entries, then 41 n
 checked against :data:`BLOCKS` by a test. The function reads only engine state, so a batched
 engine can reproduce it bit for bit.
 
-Barbu King (R11) has its own layout, :func:`layout` ``(rules)``: the same blocks with ``n`` rows per
-seat block (``n = rules.players``, 3..5, relative seat ``r`` is absolute ``(observer + r) % n``),
-``trick_no`` of ``max(13, hand size)`` entries, without the blocks that are always empty in King
-(``trump``, ``doubles``, ``doubled_done``, ``must_double``, ``extra_deal``, ``outstanding``), and with
-one more binary block after ``remaining``:
+Other rules have their own layout, :func:`layout` ``(rules)``, made of the same blocks; :func:`layout` of
+four-player classic rules without ``positive`` is exactly the table above.
+
+- **n seats** (classic Barbu for 3 or 5 players, R12; Barbu King for 3 to 5, R11.4): every ``[r][x]`` block
+  has ``n`` rows, relative seat ``r`` being absolute seat ``(observer + r) % n`` (offsets +1 … +(n−1),
+  R12.2); ``doubles``, ``finished`` and ``outstanding`` are ``n`` rows of ``n``; ``trick_no`` has
+  ``max(13, hand size)`` entries (17 for three players with 52 cards).
+- **option positive** (R10.3): one more binary block after ``rules``, ``positive`` (4 entries: ``no_tricks``,
+  ``no_hearts``, ``no_queens``, ``salad``, each 1 when that contract is played with negated points); with a
+  positive salad the contract blocks (``contract``, ``available`` and each row of ``remaining``) have a
+  12th entry, ``anti_salad``.
+- **Barbu King** (R11): no blocks that are always empty in King (``trump``, ``doubles``, ``doubled_done``,
+  ``must_double``, ``extra_deal``, ``outstanding``), and one more binary block after ``remaining``:
 
 ==================  ======  ==================================================================
 king                3       ``short``, ``choose`` (R11.3), and 1 for Barbu King (points are bad:
                             ``points`` and ``totals`` keep the game's sign, positive = bad)
 ==================  ======  ==================================================================
 
-Sizes: 951 entries for 3 players, 1186 for 4, 1427 for 5 (a test checks the blocks).
-In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come
-(R11.2) and ``available`` the contract of this deal. :func:`layout` of classic rules is exactly the
-table above.
+In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come (R11.2)
+and ``available`` the contract of this deal.
+
+Sizes: classic Barbu 977 for 3 players, 1228 for 4, 1489 for 5 (973 for 3 players with 32 cards); with
+option ``positive`` 4 more (1232 at four players), 6 + n more with a positive salad (1238 for positive1..3);
+Barbu King 951 for 3 players, 1186 for 4, 1427 for 5. A test checks these against :func:`layout`.
 
 :func:`encode` is the one reference encoder, block by block for any layout. The compiled kernels
 (:mod:`barbu_env.vector`) write the classic layout from the batched state; tests check them against
@@ -87,11 +97,11 @@ from functools import cache, cached_property
 import numpy as np
 
 from .cards import SUIT_MASK
-from .contracts import CONTRACT_NAMES
+from .contracts import ANTI_SALAD, CONTRACT_NAMES
 from .engine.deal import Deal
 from .engine.doubling import doubling_order
 from .engine.match import OBLIGATION, Match
-from .rules import BOOL_OPTIONS, CHOICES, Rules
+from .rules import BOOL_OPTIONS, CHOICES, POSITIVE_CHOICES, Rules
 
 NUM_SEATS = 4
 CARDS = 52
@@ -148,7 +158,9 @@ NUM_BLOCKS: tuple[tuple[str, int, float, float], ...] = (
 )
 
 
-_CONTRACT_INDEX = {n: i for i, n in enumerate(CONTRACT_NAMES)}
+#: Entry of each contract in the contract-indexed blocks (``contract``, ``available``, ``remaining``): the order of
+#: ``CONTRACT_NAMES``, then ``anti_salad`` (R10.3), which only the layouts of rules with a positive salad hold.
+_CONTRACT_INDEX = {n: i for i, n in enumerate((*CONTRACT_NAMES, ANTI_SALAD))}
 
 
 _RULES_BITS: dict[int, tuple[Rules, int]] = {}
@@ -176,11 +188,18 @@ def rules_bits(rules: Rules) -> int:
 
 @cache
 def names_bits(names: tuple[str, ...]) -> int:
+    """The contract names as bits in the contract-indexed blocks' order (``anti_salad`` last, R10.3)."""
     bits = 0
     for n in names:
         if n in _CONTRACT_INDEX:
             bits |= 1 << _CONTRACT_INDEX[n]
     return bits
+
+
+@cache
+def positive_bits(positive: tuple[str, ...]) -> int:
+    """The ``positive`` block (R10.3) as an int: bit i for ``POSITIVE_CHOICES[i]`` negated."""
+    return sum(1 << i for i, n in enumerate(POSITIVE_CHOICES) if n in positive)
 
 
 def block(obs: np.ndarray, name: str) -> np.ndarray:
@@ -192,13 +211,16 @@ def block(obs: np.ndarray, name: str) -> np.ndarray:
 # ================================================================================= any layout (King, n seats)
 #: Blocks that Barbu King never fills (no trumps, no doubling, no tie-break deal: R11.1).
 _NOT_IN_KING = ("trump", "doubles", "doubled_done", "must_double", "extra_deal", "outstanding")
-#: Per-seat blocks: (name, entries per seat row); ``n`` rows for ``n`` seats. Blocks of n x n entries
+#: Per-seat blocks: (name, entries per seat row); ``n`` rows for ``n`` seats (``remaining``: one entry per
+#: contract of the layout, :data:`_PER_CONTRACT`). Blocks of n x n entries
 #: (``doubles``, ``finished``, ``outstanding``) have ``n`` rows of ``n``.
 _SEAT_ROWS = {"played": CARDS, "trick": CARDS, "captured": CARDS, "excluded": CARDS, "void": NUM_SUITS,
               "declarer": 1, "leader": 1, "to_move": 1, "doubled_done": 1, "must_double": 1,
               "remaining": NUM_CONTRACTS, "tricks_won": 1, "cards_left": 1, "points": 1, "passes": 1,
               "totals": 1, "deals_left": 1}  # fmt: skip
 _SQUARE = ("doubles", "finished", "outstanding")
+#: Blocks with one entry per contract (``remaining``: one row of them per seat).
+_PER_CONTRACT = ("contract", "available", "remaining")
 KING_FLAGS = 3
 
 
@@ -223,6 +245,11 @@ class Layout:
     def offset(self) -> dict[str, int]:
         """``offset[name]``: the first entry of each block."""
         return {name: off for name, (off, _) in self.blocks.items()}
+
+    @cached_property
+    def num_contracts(self) -> int:
+        """Entries per contract-indexed block: 11 (``CONTRACT_NAMES``), 12 with ``anti_salad`` (R10.3)."""
+        return self.blocks["contract"][1]
 
     @cached_property
     def num_bits(self) -> int:
@@ -252,9 +279,11 @@ class Layout:
         return low, high
 
 
-def _resize(name: str, size: int, n: int, tricks: int) -> int:
+def _resize(name: str, size: int, n: int, tricks: int, contracts: int) -> int:
     if name in _SQUARE:
         return n * n
+    if name in _PER_CONTRACT:  # ``remaining``: one row per seat
+        return contracts * (n if name in _SEAT_ROWS else 1)
     if name in _SEAT_ROWS:
         return n * _SEAT_ROWS[name]
     if name == "trick_no":
@@ -263,10 +292,16 @@ def _resize(name: str, size: int, n: int, tricks: int) -> int:
 
 
 @cache
-def _layout(players: int, king: bool, tricks: int) -> Layout:
-    bits = [(name, _resize(name, size, players, tricks)) for name, size in BIT_BLOCKS
-            if not (king and name in _NOT_IN_KING)]  # fmt: skip
-    nums = [(name, _resize(name, size, players, tricks), lo, hi) for name, size, lo, hi in NUM_BLOCKS
+def _layout(players: int, king: bool, tricks: int, contracts: int, positive: bool) -> Layout:
+    """The layout over ``players`` seats with ``tricks`` entries of ``trick_no``, ``contracts`` entries per
+    contract-indexed block, and the ``positive`` block (R10.3) after ``rules`` when ``positive``."""
+    bits = []
+    for name, size in BIT_BLOCKS:
+        if not (king and name in _NOT_IN_KING):
+            bits.append((name, _resize(name, size, players, tricks, contracts)))
+        if name == "rules" and positive:
+            bits.append(("positive", len(POSITIVE_CHOICES)))
+    nums = [(name, _resize(name, size, players, tricks, contracts), lo, hi) for name, size, lo, hi in NUM_BLOCKS
             if not (king and name in _NOT_IN_KING)]  # fmt: skip
     if king:
         bits.append(("king", KING_FLAGS))
@@ -278,15 +313,16 @@ _LAYOUTS_MAX = 64
 
 
 def layout(rules: Rules) -> Layout:
-    """The observation layout of ``rules``: the classic one (:data:`BLOCKS`, :data:`OBS_SIZE`) for
-    Barbu, Barbu King's for ``game="king"`` (see the module docstring). Cached per ``Rules`` object."""
+    """The observation layout of ``rules``: the classic one (:data:`BLOCKS`, :data:`OBS_SIZE`) for four-player
+    Barbu without ``positive``; ``rules.players`` rows per seat block, ``max(13, hand size)`` entries of
+    ``trick_no``, with option ``positive`` its block and with a positive salad ``anti_salad`` in the contract
+    blocks; Barbu King's blocks for ``game="king"`` (see the module docstring). Cached per ``Rules`` object."""
     hit = _LAYOUTS.get(id(rules))
     if hit is not None and hit[0] is rules:
         return hit[1]
-    if not rules.king:
-        lay = _layout(4, False, NUM_TRICKS_MAX)
-    else:
-        lay = _layout(rules.players, True, max(NUM_TRICKS_MAX, rules.hand_size))
+    contracts = NUM_CONTRACTS + ("salad" in rules.positive)
+    tricks = max(NUM_TRICKS_MAX, rules.hand_size)
+    lay = _layout(rules.players, rules.king, tricks, contracts, bool(rules.positive))
     if len(_LAYOUTS) >= _LAYOUTS_MAX:  # one entry per Rules object: bounded like _RULES_BITS
         _LAYOUTS.clear()
     _LAYOUTS[id(rules)] = (rules, lay)  # holds ``rules``, so its id is not reused while cached
@@ -294,7 +330,7 @@ def layout(rules: Rules) -> Layout:
 
 
 #: The classic layout (the table above).
-CLASSIC = _layout(NUM_SEATS, False, NUM_TRICKS_MAX)
+CLASSIC = _layout(NUM_SEATS, False, NUM_TRICKS_MAX, NUM_CONTRACTS, False)
 #: ``BLOCKS[name] = (offset, size)`` for every block of the classic layout.
 BLOCKS: dict[str, tuple[int, int]] = CLASSIC.blocks
 NUM_BITS = CLASSIC.num_bits
@@ -381,7 +417,7 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
             for r in range(n):
                 if deal.must_double >> rel[r] & 1:
                     x |= 1 << (at["must_double"] + r)
-        for s in doubling_order(deal.declarer)[: deal.double_step]:
+        for s in doubling_order(deal.declarer, n)[: deal.double_step]:
             x |= 1 << (at["doubled_done"] + (s - seat) % n)
     x |= names_bits(tuple(deal.available)) << at["available"]
     if deal.hearts_broken:
@@ -390,6 +426,8 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     for place, s in enumerate(deal.finished):
         x |= 1 << (at["finished"] + n * ((s - seat) % n) + place)
     x |= rules_bits(deal.rules) >> RULES << at["rules"]
+    if "positive" in at:
+        x |= positive_bits(deal.rules.positive) << at["positive"]
     if lay.king:
         rules = deal.rules
         x |= (rules.short | rules.choose << 1 | 4) << at["king"]
@@ -422,7 +460,7 @@ def _match_part(facts: tuple, rel: list[int], lay: Layout) -> tuple[int, list[fl
     at = lay.offset
     x = 1 << at["is_match"]
     for r, s in enumerate(rel):
-        x |= remaining[s] << (at["remaining"] + NUM_CONTRACTS * r)
+        x |= remaining[s] << (at["remaining"] + lay.num_contracts * r)
     numeric = [totals[s] / POINT_SCALE for s in rel]
     numeric.append(deal_no)
     numeric += [left[s] for s in rel]

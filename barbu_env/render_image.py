@@ -25,6 +25,7 @@ from PIL import Image, ImageDraw, ImageFont
 from .cards import RANKS, cards_of
 from .engine.deal import Deal, Phase
 from .engine.match import Match
+from .render import positive_mark, variant_title
 
 WIDTH, HEIGHT = 800, 560
 _FELT, _FELT_DARK, _INK, _CARD, _BACK = (22, 96, 56), (16, 72, 42), (245, 245, 235), (250, 250, 246), (60, 70, 140)
@@ -97,7 +98,7 @@ def _contract_label(deal: Deal) -> str:
     if deal.fantan_rank >= 0:
         name = "Domino" if deal.rules.king else "Fantan"
         return f"{name} from {RANKS[deal.fantan_rank].replace('T', '10')}"
-    return deal.contract.name.replace("_", " ").capitalize()
+    return deal.contract.name.replace("_", " ").capitalize() + positive_mark(deal)
 
 
 def render_image(deal: Deal, match: Match | None = None, hands: str = "current") -> np.ndarray:
@@ -108,7 +109,7 @@ def render_image(deal: Deal, match: Match | None = None, hands: str = "current")
     d.ellipse([70, 70, WIDTH - 70, HEIGHT - 70], fill=_FELT_DARK)
     n = deal.n
     small, big = _font(13), _font(17)
-    title = f"Barbu King, {n} players: lowest total wins" if deal.rules.king else "Barbu"
+    title = f"Barbu King, {n} players: lowest total wins" if deal.rules.king else variant_title(deal.rules) or "Barbu"
     d.text((12, 8), title, font=big, fill=_INK)
     d.text((12, 30), f"{_contract_label(deal)}  ·  declarer P{deal.declarer}", font=small, fill=_GOLD)
     phase = f"phase: {Phase(deal.phase).name.lower()}"

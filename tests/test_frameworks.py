@@ -60,6 +60,10 @@ def test_gymnasium_check_env_passes():
     env = BarbuSingleAgentEnv(opponents="heuristic", rules="king5", seed=0)
     check_env(env, skip_render_check=True)
     assert env.observation_space.shape == (1427,) and len(env.opponents) == 4  # R11.4: 5 seats
+    for rules, size, actions in (("classic3", 977, 83), ("classic5", 1489, 95), ("positive1", 1238, 88)):
+        env = BarbuSingleAgentEnv(opponents="heuristic", rules=rules, seed=0)  # R12, R10.3
+        check_env(env, skip_render_check=True)
+        assert env.observation_space.shape == (size,) and env.action_space.n == actions == len(env.action_masks())
 
 
 @pytest.mark.parametrize(
@@ -81,6 +85,9 @@ def test_gymnasium_check_env_passes():
         ({"mode": "deal", "rules": "king3", "opponents": "heuristic"}, 8),
         ({"mode": "deal", "rules": "king5", "opponents": ["random"] * 4, "contracts": ["no_hearts", "fantan"]}, 8),
         ({"mode": "match", "rules": "king3", "short": True, "opponents": "heuristic", "seat": 1}, 1),
+        # classic Barbu for 5 players (R12) and positive scoring (R10.3): their own layouts and action counts
+        ({"mode": "deal", "rules": "classic5", "opponents": ["random"] * 4, "contracts": ["no_king", "fantan"]}, 8),
+        ({"mode": "deal", "rules": "positive1", "opponents": "random", "contracts": ["anti_salad", "no_tricks"]}, 8),
         # match mode, normalize: every deal's points over the rules' largest |contract total| (30 in basic32)
         ({"mode": "match", "rules": "basic32", "normalize": True, "opponents": "heuristic", "seat": 3}, 1),
     ],
@@ -235,6 +242,21 @@ def test_torchrl_match_rewards(one_torch_thread):
         assert td["next", f"player_{i}", "reward"].sum().item() == pytest.approx(raw.match.totals[i])
 
 
+@pytest.mark.parametrize(("rules", "actions"), [("positive1", 88), ("positive3", 88)])
+def test_torchrl_variants_rewards_and_masks(one_torch_thread, rules, actions):
+    """Positive scoring (R10.3) through TorchRL: the env's action count (``declare:anti_salad``) reaches its specs,
+    and reward sums are the deal scores."""
+    one_torch_thread.manual_seed(2)
+    env = _torchrl_env(mode="deal", rules=rules, declarer="random")
+    raw = env._env.unwrapped
+    agents = raw.possible_agents
+    for _ in range(2):
+        td = env.rollout(400, break_when_any_done=True)
+        assert td[agents[0], "action_mask"].shape[-1] == actions
+        for i, a in enumerate(agents):
+            assert td["next", a, "reward"].sum().item() == pytest.approx(raw.deal.scores[i])
+
+
 # ================================================================== RLlib
 def _rllib_episode(env, rng):
     from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
@@ -269,6 +291,13 @@ def _rllib_episode(env, rng):
         {"mode": "match", "rules": "basic32", "seed": 2},
         {"mode": "deal", "rules": "king5", "contracts": ["no_tricks", "fantan"], "agent_ids": "contract", "seed": 3},
         {"mode": "match", "rules": "king3", "short": True, "seed": 4},  # R11.3, R11.4
+        {
+            "mode": "deal",
+            "rules": "positive2",
+            "contracts": ["anti_salad", "salad"],
+            "agent_ids": "contract",
+            "seed": 6,
+        },  # R10.3
         {"mode": "match", "rules": "king3", "short": True, "normalize": True, "seed": 5},  # / 310, King's Salad
     ],
 )
@@ -359,7 +388,7 @@ def test_rllib_one_training_iteration_and_export(tmp_path, one_torch_thread):
 
 
 # ================================================================== every variant the env observes, in every adapter
-#: (game, players) of every variant the adapters accept: what the env has an observation layout for (R11.4)
+#: (game, players) of every variant the adapters accept: what the env has an observation layout for (R11.4, R12)
 VARIANTS = [(g, n) for g, counts in supported_variants().items() for n in counts]
 #: Variants the rules define that the env may refuse: classic Barbu at 3 / 5 (R12), option positive (R10.3),
 #: Barbu King at 6 (R11.5)
@@ -371,8 +400,8 @@ def _variant(game: str, players: int) -> dict:
 
 
 def test_supported_variants_are_the_envs():
-    """The adapters accept what the env observes: classic Barbu at 4 seats and Barbu King at 3 to 5 today."""
-    assert {("barbu", 4), ("king", 3), ("king", 4), ("king", 5)} <= set(VARIANTS)
+    """The adapters accept what the env observes: classic Barbu and Barbu King at 3 to 5 seats (R11.4, R12)."""
+    assert {("barbu", 3), ("barbu", 4), ("barbu", 5), ("king", 3), ("king", 4), ("king", 5)} <= set(VARIANTS)
     for game, n in VARIANTS:
         env = barbu_env.env(mode="deal", **_variant(game, n))
         assert env.unwrapped.num_players == n and env.unwrapped.rules.game == game
@@ -458,7 +487,7 @@ def test_adapters_refuse_what_the_env_cannot_observe_saying_what_they_accept(kwa
         assert reason in str(err.value)
         if observable:
             assert str(err.value).startswith(("BarbuSingleAgentEnv cannot", "BarbuMultiAgentEnv cannot"))
-            assert accepted in str(err.value) and "positive=[]" in str(err.value)
+            assert accepted in str(err.value)
 
 
 # ================================================================== RLlib match mode: one policy for every decision

@@ -6,7 +6,8 @@ plays each contract with its own network. Everything no network covers — the d
 doubling decisions (unless the ``bidding`` option hands them to the bidding networks of :mod:`.bidding`)
 and contracts without a checkpoint — is played by the ``fallback`` agent (``heuristic`` by default). The
 network reads exactly the env's observation and action mask (:func:`barbu_env.observation.encode`), so a
-checkpoint plays in any ``barbu_env.env`` game.
+checkpoint plays in any ``barbu_env.env`` game of the sizes it was trained on (other layouts, e.g. 3 or 5
+players or option ``positive``, are refused with a ``ValueError``).
 
 Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
 legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0),
@@ -111,7 +112,14 @@ class NeuralAgent(Agent):
         self.fallback.reset(seed)
 
     def _logits(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The masked logits (float64 [n, A]) of ``net`` for n observations and masks, one forward pass."""
+        """The masked logits (float64 [n, A]) of ``net`` for n observations and masks, one forward pass;
+        ``ValueError`` where the rules' observation or action count is not the network's."""
+        if obs.shape[-1] != net.obs_size or mask.shape[-1] != net.num_actions:
+            raise ValueError(
+                f"agent {self.spec!r}: its network reads {net.obs_size} observation entries and {net.num_actions} "
+                f"actions, these rules have {obs.shape[-1]} and {mask.shape[-1]} (a checkpoint plays the layout it "
+                "was trained on, layout(rules) and num_actions(rules): train one for these rules)"
+            )
         torch = self._torch
         with torch.no_grad():
             logits, _ = net(torch.from_numpy(obs), torch.from_numpy(mask))

@@ -87,7 +87,7 @@ def seatings(lineup: Sequence[int]) -> list[Seating]:
     """The distinct rotations of a line-up: ``seating[seat]`` = index of the agent in that seat."""
     n = len(lineup)
     if n not in (3, 4, 5):
-        raise ValueError(f"a line-up names the agent of each of the 4 seats (3 or 5 in King), got {lineup!r}")
+        raise ValueError(f"a line-up names the agent of each seat, 3, 4 or 5 of them (R11.4, R12.1), got {lineup!r}")
     out: list[Seating] = []
     for r in range(n):
         s = tuple(lineup[(seat + r) % n] for seat in range(n))
@@ -97,7 +97,8 @@ def seatings(lineup: Sequence[int]) -> list[Seating]:
 
 
 def lineup_for(name: str, players: int) -> tuple[int, ...]:
-    """``LINEUPS[name]`` for 4 seats; for 3 or 5 seats (R11.4): one agent vs the rest, alternating, or one each."""
+    """``LINEUPS[name]`` for 4 seats; for 3 or 5 seats (R11.4, R12.1): one agent vs the rest, alternating, or one
+    each."""
     if name not in LINEUPS:
         raise ValueError(f"unknown line-up {name!r}: expected one of {list(LINEUPS)}")
     if players == 4:

@@ -32,9 +32,9 @@ def env_rules(env_kwargs: dict[str, Any]) -> Rules:
 
 @cache
 def supported_variants() -> dict[str, tuple[int, ...]]:
-    """The games and player counts the adapters accept: those ``barbu_env.env`` plays (today classic Barbu at
-    4 seats and Barbu King at 3 to 5, R11.4), probed over every game and player count the rules define, so a
-    variant the env learns to observe is accepted."""
+    """The games and player counts the adapters accept: those ``barbu_env.env`` plays (classic Barbu and Barbu
+    King at 3 to 5 seats, R11.4, R12), probed over every game and player count the rules define, so a variant
+    the env learns to observe is accepted."""
     out: dict[str, tuple[int, ...]] = {}
     for game in GAMES:
         doubling = "off" if game == "king" else "classic"  # R11: King has no doubling
@@ -61,13 +61,11 @@ def env_refusal(rules: Rules) -> str | None:
 
 
 def check_supported(rules: Rules, adapter: str) -> None:
-    """``ValueError`` for rules the env does not play (today classic Barbu at 3 or 5 players, R12, and option
-    ``positive``, R10.3), naming ``adapter``, the env's reason and the variants it accepts."""
+    """``ValueError`` for rules the env does not play, naming ``adapter``, the env's reason and the variants it
+    accepts."""
     reason = env_refusal(rules)
     if reason is not None:
         accepted = "; ".join(f"game={g!r} with players in {c}" for g, c in supported_variants().items())
-        if env_refusal(load_rules("positive1")) is not None:
-            accepted += ", each with positive=[]"
         raise ValueError(f"{adapter} cannot play these rules ({reason}): it accepts {accepted}")
 
 

@@ -10,8 +10,8 @@ module as a project agent. Imports ray: import this module explicitly.
 
 :class:`BarbuMultiAgentEnv` is a thin equivalent of RLlib's ``PettingZooEnv`` over ``barbu_env.env``:
 
-- observations are ``{"observations": float32[1228], "action_mask": float32[87]}`` (Barbu King: its own length,
-  ``layout(rules).size``, and 3 to 5 seats, R11.4) — RLlib's
+- observations are ``{"observations": float32[1228], "action_mask": float32[87]}`` for four-player Barbu (other
+  rules: ``layout(rules).size`` and ``num_actions(rules)``, 3 to 5 seats, R10.3, R11.4, R12) — RLlib's
   action-masking module (``ActionMaskingTorchRLModule``) expects the key ``observations`` where
   PettingZoo has ``observation``;
 - turn-based: each step returns the observation of the agent on move only; rewards are returned for
@@ -100,7 +100,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         else:
             self.possible_agents = list(self._names)
         self.agents = self.possible_agents[:n]
-        box = self.raw.observation_space(self._names[0])["observation"]  # layout(rules): classic or King's n seats
+        box = self.raw.observation_space(self._names[0])["observation"]  # layout(rules): n seats
         actions = int(self.raw.action_space(self._names[0]).n)  # the env's action ids under these rules
         space = gym.spaces.Dict(
             {
@@ -270,7 +270,11 @@ def module_to_policynet(module: Any) -> Any:
         raise ValueError("the RLlib module's heads have hidden layers: PolicyNet needs head_fcnet_hiddens=[]")
     hidden = tuple(layer.out_features for layer in trunk)
     if not trunk or trunk[0].in_features != OBS_SIZE or pi[0].out_features != NUM_ACTIONS:
-        raise ValueError(f"the RLlib module does not map {OBS_SIZE} observations to {NUM_ACTIONS} actions")
+        raise ValueError(
+            f"the RLlib module does not map {OBS_SIZE} observations to {NUM_ACTIONS} actions: the checkpoint format "
+            "holds networks of four-player Barbu's layout (rules with 3 or 5 players or option positive train "
+            "modules of other sizes, which stay RLlib modules)"
+        )
     net = PolicyNet(OBS_SIZE, NUM_ACTIONS, hidden)
     targets = [m for m in net.trunk if isinstance(m, nn.Linear)] + [net.policy, net.value]
     with torch.no_grad():

@@ -39,7 +39,7 @@ class BarbuSingleAgentEnv(gym.Env):
 
     Args:
         opponents: one agent spec for all the other seats, or one spec per other seat (given in seat order
-            after the learner: left, across, right, R1.3; 2 or 4 in Barbu King for 3 or 5 players, R11.4).
+            after the learner: left, across, right, R1.3; 2 or 4 for 3 or 5 players, R11.4, R12.1).
         seat: the learner's seat 0..n-1, or ``"random"`` (default) for a fresh seat each episode.
         contracts: deal mode only: draw each episode's contract uniformly from these names (family names
             ``"trumps"``/``"fantan"`` get the parameter the heuristic names, see
@@ -97,7 +97,7 @@ class BarbuSingleAgentEnv(gym.Env):
         self.dict_obs = bool(dict_obs)
         self.render_mode = self.raw.render_mode
         self.action_space = spaces.Discrete(int(self.raw.action_space(self.agents[0]).n))  # the env's action ids
-        space = self.raw.observation_space(self.agents[0])  # laid out by layout(rules): classic or King's n seats
+        space = self.raw.observation_space(self.agents[0])  # laid out by layout(rules): n seats
         self.observation_space = space if dict_obs else space["observation"]
         self._rng = np.random.default_rng(seed)
         self.seat = 0
