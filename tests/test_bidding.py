@@ -116,6 +116,8 @@ def test_learned_declaration_is_estimate_minus_baseline_among_legal(tmp_path):
     assert lb.choose("declare", obs, mask) == DECLARE_BASE + 4  # 6 - 0 beats 30 - 28 and 10 - 9
     mask[DECLARE_BASE + 4] = 0
     assert lb.choose("declare", obs, mask) == 63  # trumps:D, 2 above its baseline
+    with pytest.raises(ValueError, match="classic layout"):
+        lb.choose("declare", obs[:-4], mask)  # another layout (e.g. Barbu King's)
 
 
 def test_bidding_option_values_and_errors(tmp_path):

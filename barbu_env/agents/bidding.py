@@ -76,7 +76,14 @@ class LearnedBidding:
         return q * self.meta[role]["scale"]
 
     def choose(self, role: str, obs: np.ndarray, mask: np.ndarray) -> int:
-        """The ``role`` decision for one observation and its action mask (see the module docstring)."""
+        """The ``role`` decision for one observation and its action mask (see the module docstring);
+        ``ValueError`` for an observation or mask of another size than the classic four-player layout's."""
+        from ..nn import NUM_ACTIONS, OBS_SIZE
+
+        if obs.shape[-1] != OBS_SIZE or mask.shape[-1] != NUM_ACTIONS:
+            raise ValueError(f"the bidding networks of {str(self.folder)!r} read the classic layout ({OBS_SIZE} "
+                             f"observation entries, {NUM_ACTIONS} actions); these rules have {obs.shape[-1]} and "
+                             f"{mask.shape[-1]}: use bidding=heuristic")  # fmt: skip
         legal = np.flatnonzero(mask)
         value = self.estimates(role, obs)[legal]
         if role == "declare":
