@@ -15,6 +15,11 @@ A checkpoint is one ``torch.save`` dict, written by :func:`save_checkpoint` and 
 ``state_dict``  weights (stored as float16 to keep checkpoints small; loaded as float32)
 ``meta``        free-form facts: steps, wall time, evaluation results
 
+A bidding checkpoint (:func:`save_bidding`, :func:`load_bidding`: format ``"barbu_env.bidding/1"``) holds the
+same keys except ``contract``, plus ``role`` (``"declare"`` or ``"double"``, :data:`BIDDING_ROLES`) and
+``blocks`` (the observation blocks its input is made of, in order: :func:`bidding_input`); its network's
+policy head is read as the expected deal score of every action, ``meta["scale"]`` points per unit.
+
 Version policy: the env id ``barbu_vN`` changes whenever observations, actions, rewards or rules
 change, so a checkpoint of another ``env_version`` is refused, as is one whose observation layout
 (block names and sizes, in order) or action count differs from this env's. A missing or mistyped
@@ -129,7 +134,12 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
         raise ValueError(f"checkpoint {name} is not a barbu_env policy (expected format {FORMAT!r})")
     check_header(ckpt, name)
     net = PolicyNet(ckpt["obs_size"], ckpt["num_actions"], tuple(ckpt["hidden"]))
-    weights = ckpt["state_dict"]
+    _load_weights(net, ckpt["state_dict"], name)
+    return net, ckpt
+
+
+def _load_weights(net: PolicyNet, weights: dict[str, Any], name: str) -> None:
+    """Load checked float weights into ``net`` (eval mode); ``ValueError`` naming the file otherwise."""
     for key, value in weights.items():
         if not isinstance(value, torch.Tensor) or not value.is_floating_point():
             raise ValueError(f"checkpoint {name}: weight {key!r} is not a float tensor")
@@ -140,6 +150,65 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
     except (RuntimeError, KeyError, AttributeError, TypeError) as e:
         raise ValueError(f"checkpoint {name} has weights that do not fit its declared sizes: {e}") from None
     net.eval()
+
+
+BIDDING_FORMAT = "barbu_env.bidding/1"
+#: What a bidding network decides: the declaration (R3) or a doubling decision (R6).
+BIDDING_ROLES = ("declare", "double")
+
+
+def bidding_input(obs: Any, blocks: tuple[str, ...] | list[str]) -> Any:
+    """The entries of ``blocks`` of observations ``obs`` (``[..., OBS_SIZE]``, numpy or torch), concatenated
+    in order: a bidding network's input."""
+    idx = [i for b in blocks for i in range(BLOCKS[b][0], BLOCKS[b][0] + BLOCKS[b][1])]
+    return obs[..., idx]
+
+
+def save_bidding(path: str | Path, net: PolicyNet, role: str, blocks: list[str], config: dict[str, Any],
+                 meta: dict[str, Any]) -> None:  # fmt: skip
+    """Write a bidding network (see the module docstring); ``config`` and ``meta`` are stored as plain JSON
+    values (numpy numbers become floats), which a weights-only load reads."""
+    import json
+
+    config, meta = (json.loads(json.dumps(d, default=float)) for d in (config, meta))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().to(torch.float16) for k, v in net.state_dict().items()}
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(
+        {"format": BIDDING_FORMAT, "env_version": ENV_VERSION, "obs_layout": OBS_LAYOUT, "obs_size": net.obs_size,
+         "num_actions": net.num_actions, "role": role, "blocks": list(blocks), "hidden": list(net.hidden),
+         "config": config, "state_dict": state, "meta": meta},
+        tmp,
+    )  # fmt: skip
+    tmp.replace(path)
+
+
+def load_bidding(path: str | Path, role: str) -> tuple[PolicyNet, dict[str, Any]]:
+    """``(network in eval mode, checkpoint dict)`` of a ``role`` bidding checkpoint; ``ValueError`` naming the
+    file and the problem (the checks of :func:`load_checkpoint`, the role and the input blocks)."""
+    name = repr(str(path))
+    if not Path(path).is_file():
+        raise ValueError(f"bidding checkpoint {name} not found")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for truncated or foreign files
+        raise ValueError(f"checkpoint {name} is corrupt or not a torch file: {e}") from None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != BIDDING_FORMAT:
+        raise ValueError(f"checkpoint {name} is not a barbu_env bidding network (expected format {BIDDING_FORMAT!r})")
+    if ckpt.get("role") != role:
+        raise ValueError(f"checkpoint {name} decides {ckpt.get('role')!r}, expected {role!r} (one of {BIDDING_ROLES})")
+    blocks = ckpt.get("blocks")
+    if not isinstance(blocks, list) or not blocks or any(b not in BLOCKS for b in blocks):
+        raise ValueError(f"checkpoint {name}: bad input blocks {blocks!r}: expected names of {list(BLOCKS)}")
+    if not isinstance(ckpt.get("meta"), dict) or not isinstance(ckpt["meta"].get("scale"), float):
+        raise ValueError(f"checkpoint {name}: no meta['scale'] (points per unit of the network's outputs)")
+    size = sum(BLOCKS[b][1] for b in blocks)
+    check_header({**ckpt, "contract": CONTRACT_NAMES[0], "obs_size": OBS_SIZE}, name)  # its input: checked below
+    if ckpt["obs_size"] != size:
+        raise ValueError(f"checkpoint {name}: input size {ckpt['obs_size']} is not that of its blocks ({size})")
+    net = PolicyNet(size, ckpt["num_actions"], tuple(ckpt["hidden"]))
+    _load_weights(net, ckpt["state_dict"], name)
     return net, ckpt
 
 

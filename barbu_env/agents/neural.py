@@ -2,15 +2,19 @@
 
 ``make("checkpoints/no_queens.pt")`` plays the card play (and Fantan passes) of the contract its
 checkpoint was trained for; ``make("checkpoints/")`` loads every ``<contract>.pt`` of a folder and
-plays each contract with its own network. Everything no network covers — the declaration, the
-doubling decisions and contracts without a checkpoint — is played by the ``fallback`` agent
-(``heuristic`` by default). The network reads exactly the env's observation and action mask
-(:func:`barbu_env.observation.encode`), so a checkpoint plays in any ``barbu_env.env`` game of the sizes it was
-trained on (other layouts, e.g. 3 or 5 players or option ``positive``, are refused with a ``ValueError``).
+plays each contract with its own network. Everything no network covers — the declaration and the
+doubling decisions (unless the ``bidding`` option hands them to the bidding networks of :mod:`.bidding`)
+and contracts without a checkpoint — is played by the ``fallback`` agent (``heuristic`` by default). The
+network reads exactly the env's observation and action mask (:func:`barbu_env.observation.encode`), so a
+checkpoint plays in any ``barbu_env.env`` game of the sizes it was trained on (other layouts, e.g. 3 or 5
+players or option ``positive``, are refused with a ``ValueError``).
 
 Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
-legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0)
-and ``fallback``. :meth:`NeuralAgent.fallback_contracts` names the contracts whose card play would
+legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0),
+``fallback``, and ``bidding``: ``heuristic`` (default: the fallback declares and doubles), ``learned`` (the
+bidding networks of :mod:`.bidding` declare and double), ``declare`` or ``double`` (only that one learned);
+the networks are read from ``bidding_dir`` (default: the ``bidding`` folder beside the card-play checkpoints,
+e.g. ``checkpoints/bidding/``). :meth:`NeuralAgent.fallback_contracts` names the contracts whose card play would
 go to the fallback (``barbu-eval`` refuses to evaluate a checkpoint on those).
 """
 
@@ -22,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from ..actions import NUM_ACTIONS
 from ..engine import InfoState
-from ..engine.deal import FANTAN_PLAY, PLAY
+from ..engine.deal import DECLARE, DOUBLE, FANTAN_PLAY, PLAY
 from ..observation import encode
 from ..options import as_bool
 from .base import Agent
@@ -48,7 +53,8 @@ class NeuralAgent(Agent):
 
     name = "neural"
 
-    def __init__(self, path: str, seed: int | None = None, greedy: bool = True, fallback: str = "heuristic") -> None:
+    def __init__(self, path: str, seed: int | None = None, greedy: bool = True, fallback: str = "heuristic",
+                 bidding: str = "heuristic", bidding_dir: str | None = None) -> None:  # fmt: skip
         super().__init__(seed)
         import torch
 
@@ -78,11 +84,24 @@ class NeuralAgent(Agent):
             self.fallback = make(fallback, seed=seed)
         except ValueError as e:
             raise ValueError(f"bad value {fallback!r} for option 'fallback': {e}") from None
+        from .bidding import BIDDING_OPTIONS, LearnedBidding
+
+        if bidding not in BIDDING_OPTIONS:
+            raise ValueError(f"bad value {bidding!r} for option 'bidding': expected one of {list(BIDDING_OPTIONS)}")
+        if bidding_dir is not None and not isinstance(bidding_dir, str):
+            raise ValueError(f"bad value {bidding_dir!r} for option 'bidding_dir': expected a folder path")
+        self.bidding, self.bidding_dir = bidding, bidding_dir
+        #: The bidding decisions the networks take (``"declare"``, ``"double"``); the fallback takes the others.
+        self.bidding_roles = BIDDING_OPTIONS[bidding]
+        folder = Path(bidding_dir) if bidding_dir is not None else (p if p.is_dir() else p.parent) / "bidding"
+        self.learned = LearnedBidding(folder, self.bidding_roles) if self.bidding_roles else None
 
     @property
     def spec(self) -> str:
-        opts = [k for k, v in (("greedy=false", not self.greedy), (f"fallback={self.fallback_spec}",
-                                self.fallback_spec != "heuristic")) if v]  # fmt: skip
+        opts = [k for k, v in (("greedy=false", not self.greedy),
+                               (f"fallback={self.fallback_spec}", self.fallback_spec != "heuristic"),
+                               (f"bidding={self.bidding}", self.bidding != "heuristic"),
+                               (f"bidding_dir={self.bidding_dir}", self.bidding_dir is not None)) if v]  # fmt: skip
         return self.path + (":" + ",".join(opts) if opts else "")
 
     def fallback_contracts(self, contracts: Sequence[str]) -> list[str]:
@@ -145,8 +164,17 @@ class NeuralAgent(Agent):
                 torch.set_num_threads(threads)
         return best
 
+    def _bidding_role(self, phase: int) -> str | None:
+        """The bidding network's role that takes a decision of ``phase``, or None."""
+        role = "declare" if phase == DECLARE else "double" if phase == DOUBLE else None
+        return role if role in self.bidding_roles else None
+
     def choose(self, env: Any, agent_name: str) -> int:
         deal = env.unwrapped.deal
+        role = self._bidding_role(deal.phase)
+        if role is not None and self.learned is not None:
+            o = env.observe(agent_name)
+            return self.learned.choose(role, o["observation"], o["action_mask"])
         net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
         if net is None:
             return self.fallback.act(env, agent_name)
@@ -157,18 +185,21 @@ class NeuralAgent(Agent):
         """Engine-level play (no env): the observation of ``info.seat`` is encoded from a deal
         consistent with its information (an observation never depends on hidden cards)."""
         deal = info.view
+        role = self._bidding_role(deal.phase)
         net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
-        if net is None:
+        if net is None and (role is None or self.learned is None):
             return self.fallback.act_info(info)
         full = info.sample(self.rng)
-        mask = np.zeros(net.num_actions, dtype=np.int8)
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         mask[full.legal_actions()] = 1
+        if role is not None and self.learned is not None:
+            return self.learned.choose(role, encode(full, info.seat), mask)
         return self._choose(net, encode(full, info.seat), mask)
 
 
 def make_neural(path: str, seed: int | None = None, **options: Any) -> NeuralAgent:
     """The agent of a checkpoint file or folder; unknown options raise ``ValueError``."""
-    allowed = ("greedy", "fallback")
+    allowed = ("greedy", "fallback", "bidding", "bidding_dir")
     bad = sorted(set(options) - set(allowed))
     if bad:
         raise ValueError(f"unknown option(s) {bad} for a checkpoint agent: valid options are {list(allowed)}")

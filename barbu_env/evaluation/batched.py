@@ -36,12 +36,14 @@ CHUNK = 2000
 
 def seat_player(agent: Agent) -> Player | None:
     """What plays ``agent``'s seats in ``play_games``: ``"heuristic"``, ``"random"``, the agent itself (a greedy
-    checkpoint agent whose fallback is one of those: a ``CardPolicy``), or None: no batched form."""
+    checkpoint agent whose fallback is one of those and whose bidding is the fallback's: a ``CardPolicy``), or
+    None: no batched form."""
     if type(agent) is HeuristicAgent:
         return "heuristic"
     if type(agent) is RandomAgent:
         return "random"
-    if agent.name == "neural" and getattr(agent, "greedy", False) and agent.fallback_spec in ("heuristic", "random"):
+    if (agent.name == "neural" and getattr(agent, "greedy", False) and agent.fallback_spec in ("heuristic", "random")
+            and not getattr(agent, "bidding_roles", ())):  # fmt: skip
         return cast("CardPolicy", agent)
     return None
 

@@ -10,7 +10,10 @@ minus the table mean, per deal, times ``rules.score_sign`` (R11: in Barbu King p
 
 Board ``i`` depends only on ``(seed, i)``: the same hands for every contract, the declarer seat
 ``i % players``; Trumps and Fantan get the trump suit / start rank the heuristic names for the
-declarer's hand, so every seating plays the same contract and only card play is compared.
+declarer's hand, so every seating plays the same contract and only card play is compared. A match-mode
+board is a match seed: deal ``k`` of the match is the ``k``-th shuffle of ``np.random.default_rng(seed)``
+(``Match`` draws from its generator only to deal), so every seating gets the same 28 deals, whatever
+the agents declare, double or play (``tests/test_match_duplicate.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 from ..agents.heuristic import best_fantan_rank, best_trump
 from ..cards import RANKS, SUITS, copies_cards
 from ..engine.deal import deal_hands
+from ..engine.match import DealRecord
 from ..rules import Rules
 
 #: Line-ups: which agent (by index in the ``agents`` list) sits in seats 0..3 before rotation.
@@ -31,6 +35,9 @@ LINEUPS: dict[str, tuple[int, ...]] = {"1v3": (0, 1, 1, 1), "2v2": (0, 1, 0, 1),
 MODES = ("deal", "match")
 #: ``seating[seat]`` = index of the agent in that seat.
 Seating = tuple[int, ...]
+#: Doubling outcomes of a pair of seats, from one seat's side (R6.3, R6.5): it doubled the other (unanswered),
+#: the other doubled it (unanswered), or a double and a redouble between them.
+DOUBLING_OUTCOMES = ("doubled", "was_doubled", "redoubled")
 
 
 @dataclass(frozen=True)
@@ -62,13 +69,13 @@ class Board:
 @dataclass
 class Game:
     """One seating of a board, played: per-seat ``scores`` (match mode: totals over ``deals`` deals),
-    match mode's winning seats and each deal's ``(contract name, per-seat scores)``."""
+    match mode's winning seats and each deal's record (contract, doubles, contract scores, scores)."""
 
     seating: Seating
     scores: list[float]
     deals: int = 1
     winners: list[int] = field(default_factory=list)
-    records: list[tuple[str, list[float]]] = field(default_factory=list)
+    records: list[DealRecord] = field(default_factory=list)
 
 
 #: Plays every seating of each board: ``play(boards, seatings)`` yields ``(board, games)``, one game
@@ -149,25 +156,45 @@ def make_boards(seed: int, contracts: Sequence[str], boards: int, rules: Rules) 
     return [make_board(seed, ci, c, b, rules) for ci, c in enumerate(contracts) for b in range(boards)]
 
 
+def settlement_by_outcome(rec: DealRecord, seat: int) -> dict[str, int]:
+    """``seat``'s settlement points of one deal (R6.5) split by the doubling outcome of each pair it is in
+    (:data:`DOUBLING_OUTCOMES`); the parts add up to ``rec.settlement[seat]``."""
+    out = dict.fromkeys(DOUBLING_OUTCOMES, 0)
+    cs = rec.contract_scores
+    for t in range(len(cs)):
+        mine, theirs = rec.doubles[seat] >> t & 1, rec.doubles[t] >> seat & 1
+        if t == seat or not mine | theirs:
+            continue
+        key = "redoubled" if mine and theirs else "doubled" if mine else "was_doubled"
+        out[key] += (mine + theirs) * (cs[seat] - cs[t])
+    return out
+
+
 def board_result(board: Board, games: Sequence[Game], num_agents: int, sign: int = 1) -> dict[str, Any]:
     """Per-agent numbers of one board from its games: ``rel`` (margin over the table mean per deal,
-    times ``sign``), ``raw`` (points per deal); match mode adds ``win`` (share of wins per seat) and
-    ``by_contract`` (margin per deal of each contract name)."""
+    times ``sign``), ``raw`` (points per deal); match mode adds ``win`` (share of wins per seat),
+    ``by_contract`` (margin per deal of each contract name), ``settlement`` (settlement points per deal, R6.5,
+    times ``sign``: zero-sum, so also a margin) and ``by_doubling`` (those points split by
+    :func:`settlement_by_outcome`)."""
     rel = [0.0] * num_agents  # plain floats: a board's few numbers are summed faster than in numpy arrays
     raw = [0.0] * num_agents
     seats_of = [0] * num_agents
     wins = [0.0] * num_agents
     by_contract: dict[str, list[float]] = {}
+    by_doubling = {key: [0.0] * num_agents for key in DOUBLING_OUTCOMES}
     for g in games:
         n = len(g.seating)
         for s in g.winners:
             wins[g.seating[s]] += 1 / len(g.winners)
-        for name, scores in g.records:
+        for rec in g.records:
+            scores = rec.scores
             mean = sum(scores) / n
-            row = by_contract.setdefault(name, [0.0] * (2 * num_agents))
+            row = by_contract.setdefault(rec.contract.split(":")[0], [0.0] * (2 * num_agents))
             for s in range(n):
                 row[g.seating[s]] += sign * (scores[s] - mean)
                 row[num_agents + g.seating[s]] += 1
+                for key, points in settlement_by_outcome(rec, s).items():
+                    by_doubling[key][g.seating[s]] += sign * points / g.deals
         mean = sum(g.scores) / n
         for s in range(n):
             a = g.seating[s]
@@ -186,6 +213,8 @@ def board_result(board: Board, games: Sequence[Game], num_agents: int, sign: int
         out["by_contract"] = {
             name: [row[a] / row[num_agents + a] for a in range(num_agents)] for name, row in by_contract.items()
         }
+        out["by_doubling"] = {key: [x / k for x, k in zip(row, seats_of)] for key, row in by_doubling.items()}
+        out["settlement"] = [sum(out["by_doubling"][key][a] for key in DOUBLING_OUTCOMES) for a in range(num_agents)]
     return out
 
 

@@ -91,8 +91,9 @@ def fallback_notes(cfg: EvalConfig, agents: Sequence[Agent]) -> list[str]:
     for spec, agent in dict(zip(cfg.agents, agents)).items():
         if agent.fallback_spec is None:
             continue
-        handed = ["declaration"] if cfg.mode == "match" else []
-        if rules.doubling != "off":
+        learned = getattr(agent, "bidding_roles", ())
+        handed = ["declaration"] if cfg.mode == "match" and "declare" not in learned else []
+        if rules.doubling != "off" and "double" not in learned:
             handed.append("doubling")
         handed += [f"card play of {c}" for c in agent.fallback_contracts(contracts)]
         if handed:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..contracts import contract_table
 from ..rules import Rules
-from .boards import lineup_for, seatings
+from .boards import DOUBLING_OUTCOMES, lineup_for, seatings
 from .stats import confidence_interval
 
 if TYPE_CHECKING:
@@ -93,6 +93,12 @@ def summarise(
             for n in names
             if any(n in r["by_contract"] for r in results)
         }
+        rows = [{"settlement": r["settlement"], **r["by_doubling"]} for r in results if "by_doubling" in r]
+        if rows:  # (none in results files written before the doubling breakdown)
+            out["by_doubling"] = {
+                key: {label: confidence_interval([row[key][a] for row in rows]) for a, label in enumerate(labels)}
+                for key in ("settlement", *DOUBLING_OUTCOMES)
+            }
     out["boards"] = results
     return out
 
@@ -131,6 +137,12 @@ def markdown(summary: dict[str, Any]) -> str:
         lines += ["| contract | " + " | ".join(labels) + " |", "|" + "---|" * (1 + len(labels))]
         for name, row in summary.get("by_contract", {}).items():
             lines.append(f"| {name} | " + " | ".join(_fmt(row[lab]) for lab in labels) + " |")
+        if "by_doubling" in summary:
+            lines += ["", "Doubling (R6.5 settlement points per deal, gained or lost; split by the outcome of each "
+                      "pair the agent's seat is in: it doubled, it was doubled, double and redouble):", ""]  # fmt: skip
+            lines += ["| settlement | " + " | ".join(labels) + " |", "|" + "---|" * (1 + len(labels))]
+            for name, row in summary["by_doubling"].items():
+                lines.append(f"| {name} | " + " | ".join(_fmt(row[lab]) for lab in labels) + " |")
     else:
         lines += ["| contract | boards | " + " | ".join(labels) + " |", "|" + "---|" * (2 + len(labels))]
         for name, e in summary["contracts"].items():

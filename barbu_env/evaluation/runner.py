@@ -71,8 +71,7 @@ class TableRunner:
         if board.seed is None:
             return Game(seating, list(raw.deal.scores))
         m = raw.match
-        records = [(rec.contract.split(":")[0], list(rec.scores)) for rec in m.records]
-        return Game(seating, list(m.totals), len(m.records), list(m.winners or []), records)
+        return Game(seating, list(m.totals), len(m.records), list(m.winners or []), list(m.records))
 
     def _save(self, folder: str, board: Board, seating: Seating) -> None:
         """Write the game's record to ``folder/<contract or match>-b<board>-s<seating>.json``."""

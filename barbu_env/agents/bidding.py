@@ -1,0 +1,97 @@
+"""Learned bidding for the neural agent: the declaration (R3) and doubling (R6) from bidding networks.
+
+The networks (``training/bidding.py``, checkpoints read by :func:`barbu_env.nn.load_bidding`) estimate the
+deal score of every action from some blocks of the env's observation (:func:`barbu_env.nn.bidding_input`):
+``declare.pt`` from the declarer's hand and the R6.4 obligations in force, ``double.pt`` from the seat's hand,
+the contract, the declarer and the doubles made so far. The choice among the legal actions (the env's mask,
+which holds R3.1's contracts left and R6.4's obligation):
+
+- doubling: the legal ``double:*`` action of highest estimate;
+- declaration, planning over the contracts left by one rule: the legal declaration whose estimate is furthest
+  above its contract's ``baseline`` (the mean best estimate of that contract over random hands, kept in the
+  checkpoint), so a contract the hand suits only as well as an average hand is kept for a later deal. The
+  declarer's last contract is forced by the mask.
+
+Imports torch (through :mod:`barbu_env.nn`): made only by :class:`~barbu_env.agents.neural.NeuralAgent`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..actions import DECLARE_BASE, FANTAN_BASE, PLAIN_CONTRACTS, TRUMPS_BASE
+
+#: Values of the neural agent's ``bidding`` option: which bidding decisions the networks take.
+BIDDING_OPTIONS: dict[str, tuple[str, ...]] = {
+    "heuristic": (),
+    "learned": ("declare", "double"),
+    "declare": ("declare",),
+    "double": ("double",),
+}
+
+
+def declared_contract(action: int) -> str:
+    """The contract name of a declaration action id (``trumps`` / ``fantan`` for their parameters)."""
+    if action >= FANTAN_BASE:
+        return "fantan"
+    if action >= TRUMPS_BASE:
+        return "trumps"
+    return PLAIN_CONTRACTS[action - DECLARE_BASE]
+
+
+class LearnedBidding:
+    """The bidding networks of ``roles`` (names of :data:`barbu_env.nn.BIDDING_ROLES`), read from ``folder``
+    (``<role>.pt`` each); ``ValueError`` naming the folder and the file when one is missing or bad."""
+
+    def __init__(self, folder: str | Path, roles: tuple[str, ...]) -> None:
+        import torch
+
+        from ..nn import load_bidding
+
+        self._torch = torch
+        self.folder = Path(folder)
+        self.nets = {}
+        self.meta = {}
+        for role in roles:
+            path = self.folder / f"{role}.pt"
+            if not path.is_file():
+                how = f"training/bidding.py --set role={role} export_dir={str(self.folder)!r}"
+                raise ValueError(f"no {role} network {str(path)!r}: train one ({how}) or use bidding=heuristic")
+            net, ckpt = load_bidding(path, role)
+            self.nets[role] = (net, ckpt["blocks"])
+            self.meta[role] = ckpt["meta"]
+        if "declare" in roles and not isinstance(self.meta["declare"].get("baseline"), dict):
+            raise ValueError(f"{str(self.folder / 'declare.pt')!r}: no meta['baseline'] per contract")
+
+    def estimates(self, role: str, obs: np.ndarray) -> np.ndarray:
+        """The network's estimated deal score (points, float64 [A]) of every action for one observation."""
+        from ..nn import bidding_input
+
+        net, blocks = self.nets[role]
+        with self._torch.no_grad():
+            x = self._torch.from_numpy(np.ascontiguousarray(bidding_input(obs, blocks)[None]))
+            q = net.policy(net.trunk(x))[0].numpy().astype(np.float64)
+        return q * self.meta[role]["scale"]
+
+    def choose(self, role: str, obs: np.ndarray, mask: np.ndarray) -> int:
+        """The ``role`` decision for one observation and its action mask (see the module docstring);
+        ``ValueError`` for an observation or mask of another size than the classic four-player layout's."""
+        from ..nn import NUM_ACTIONS, OBS_SIZE
+
+        if obs.shape[-1] != OBS_SIZE or mask.shape[-1] != NUM_ACTIONS:
+            raise ValueError(f"the bidding networks of {str(self.folder)!r} read the classic layout ({OBS_SIZE} "
+                             f"observation entries, {NUM_ACTIONS} actions); these rules have {obs.shape[-1]} and "
+                             f"{mask.shape[-1]}: use bidding=heuristic")  # fmt: skip
+        legal = np.flatnonzero(mask)
+        value = self.estimates(role, obs)[legal]
+        if role == "declare":
+            base = self.meta["declare"]["baseline"]
+            names = [declared_contract(int(a)) for a in legal]
+            unknown = sorted(set(names) - set(base))
+            if unknown:
+                raise ValueError(f"{str(self.folder / 'declare.pt')!r} was trained on the contracts {sorted(base)}, "
+                                 f"not {unknown}: use bidding=heuristic under these rules")  # fmt: skip
+            value = value - np.array([base[n] for n in names])
+        return int(legal[np.argmax(value)])
