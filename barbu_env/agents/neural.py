@@ -105,15 +105,23 @@ class NeuralAgent(Agent):
         ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
-        net = self.nets.get(contract)
-        if net is None:
-            raise ValueError(f"agent {self.spec!r} has no network for {contract!r}: it has {sorted(self.nets)}")
-        logits = np.where(mask.astype(bool), self._logits(net, obs, mask), -np.inf)
+        logits = self.card_logits(contract, obs, mask)
         best = logits.argmax(axis=1)
         second, top = np.partition(logits, -2, axis=1)[:, -2:].T
         for i in np.flatnonzero(top - second <= TIE * (1 + np.abs(top))):
-            best[i] = self._choose(net, obs[i], mask[i])
+            best[i] = self._choose(self.nets[contract], obs[i], mask[i])
         return best.astype(np.int64)
+
+    def card_logits(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The logits (float64 [n, A], -inf for the illegal actions) of ``contract``'s network for n card
+        decisions (observations float32 [n, OBS_SIZE], masks int8 [n, A]), one forward pass."""
+        return np.where(mask.astype(bool), self._logits(self._net(contract), obs, mask), -np.inf)
+
+    def _net(self, contract: str) -> Any:
+        net = self.nets.get(contract)
+        if net is None:
+            raise ValueError(f"agent {self.spec!r} has no network for {contract!r}: it has {sorted(self.nets)}")
+        return net
 
     def choose(self, env: Any, agent_name: str) -> int:
         deal = env.unwrapped.deal
