@@ -4,7 +4,8 @@ Specs are the names used on the ``barbu-eval`` command line:
 
 - ``"random"``: uniform over legal actions (:mod:`.random_agent`);
 - ``"heuristic"``: the rule-based player (:mod:`.heuristic`);
-- ``"pimc"`` or ``"pimc:samples=32"``: Perfect-Information Monte-Carlo card play (:mod:`.pimc`);
+- ``"pimc"`` or ``"pimc:samples=32"``: Perfect-Information Monte-Carlo card play (:mod:`.pimc`); with
+  ``"pimc:rollout=checkpoints"`` its rollouts are played by the networks of a checkpoint folder or file;
 - a checkpoint path (``"checkpoints/no_queens.pt"``, optionally ``"path.pt:key=value"``): a neural
   agent, built by ``barbu_env.agents.neural.make_neural(path, seed=..., **options)`` once that module
   exists (see :func:`is_checkpoint_spec`; torch is imported only then).

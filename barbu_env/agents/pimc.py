@@ -12,6 +12,17 @@ heuristic): the same samples and the same playouts, hence the same decisions, ma
 ``rollouts="python"`` plays them on ``Deal`` clones. Rules the batched engine does not cover (Barbu King,
 R11) always use the Python rollouts.
 
+``rollout`` names the player of the rollouts: ``"heuristic"`` (default) or a checkpoint file or folder
+(``pimc:rollout=checkpoints``: the shipped networks, one per contract; loaded by
+:class:`~barbu_env.agents.neural.NeuralAgent`, which imports torch). With networks, every seat of every
+rollout plays the contract's network greedily, all the rollouts of one decision stepped together on the
+batched engine with one forward pass per step over the live games
+(:class:`barbu_env.vector.policy_rollout.PolicyRollouts`). Contracts without a network and rules the batched
+engine does not cover fall back to the heuristic rollouts above. ``weighting="policy"`` (with networks) weights
+each sampled world by the likelihood of the other seats' card play so far under the network, sampling from
+``softmax(logits / temperature)`` (``temperature``, default 1; the shipped networks' logits are expected points),
+instead of counting every world once (``"uniform"``).
+
 Objective: the seat's own deal score, settlement included (``Deal.scores``, R8.1). Every contract's
 scores sum to a fixed total (E5) and settlement is zero-sum (R6.5), so the own score and the own
 score relative to the table mean differ by a constant and rank moves identically.

@@ -217,7 +217,8 @@ class VectorDeals:
         worlds), or rows of this engine's own :attr:`state`. A row whose phase is over (``tables.OVER``) leaves its
         game over (seat -1). The rows must be states of these rules that the engine could reach (hands, trick
         and scores agreeing); only their shape, phase, seats, contract row and card sets are checked. The games
-        leave the board queue (:attr:`board_of` -1); the other games are unchanged."""
+        leave the board queue (:attr:`board_of` -1); the other games are unchanged (before the first :meth:`reset`,
+        load every game)."""
         data = rows.data if isinstance(rows, State) else np.asarray(rows)
         if data.ndim != 2 or data.shape[1] != NUM_COLUMNS or data.dtype != np.int64:
             raise ValueError(f"load_states: rows must be int64 [n, {NUM_COLUMNS}] (State.data), got "
@@ -227,6 +228,8 @@ class VectorDeals:
             raise ValueError(f"bad games {games!r}: expected distinct indices in 0..{self.batch - 1}")
         if g.shape[0] != data.shape[0]:
             raise ValueError(f"load_states: {data.shape[0]} rows for {g.shape[0]} games")
+        if not self._started and g.shape[0] < self.batch:
+            raise ValueError(f"load_states: before the first reset(), load every game ({self.batch} rows)")
         self._check_rows(data)
         self.state.data[g] = data
         self.active[g] = True
