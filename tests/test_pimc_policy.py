@@ -22,13 +22,14 @@ torch = pytest.importorskip("torch")
 
 from barbu_env import agents  # noqa: E402
 from barbu_env.actions import NUM_ACTIONS  # noqa: E402
+from barbu_env.agents.heuristic import heuristic_action  # noqa: E402
 from barbu_env.agents.pimc import sample_hands, world_weights  # noqa: E402
 from barbu_env.engine import InfoState  # noqa: E402
 from barbu_env.engine.deal import FANTAN_PLAY, OVER, PLAY, Deal  # noqa: E402
 from barbu_env.nn import PolicyNet, save_checkpoint  # noqa: E402
 from barbu_env.observation import encode  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
-from barbu_env.vector.policy_rollout import PolicyRollouts  # noqa: E402
+from barbu_env.vector.policy_rollout import MAX_STEPS, PolicyRollouts  # noqa: E402
 from barbu_env.vector.tables import build_tables  # noqa: E402
 
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan")
@@ -46,13 +47,20 @@ def nets(tmp_path_factory) -> Path:
 
 
 def reference_score(policy, view: Deal, world: list[int], action: int, seat: int) -> int:
-    """``seat``'s deal score after ``action`` then ``policy`` in every seat, on a ``Deal`` clone, move by move."""
+    """``seat``'s deal score after ``action`` then ``policy`` in every seat, on a ``Deal`` clone, move by move:
+    each choice from ``encode(deal, seat on move)`` and the legal actions, one row at a time."""
     d = view.clone()
     d.hands = list(world)
     d._legal = None
     d.apply(action)
-    while d.phase != OVER:
-        d.apply(policy.act_deal(d))
+    for _ in range(MAX_STEPS):
+        if d.phase == OVER:
+            break
+        mask = np.zeros(NUM_ACTIONS, np.int8)
+        mask[d.legal_actions()] = 1
+        d.apply(int(policy.card_actions(d.contract.name, encode(d, d.to_move)[None], mask[None])[0]))
+    while d.phase != OVER:  # free Fantan passes (R7.3) can run on: the heuristic ends the deal
+        d.apply(heuristic_action(d, d.to_move))
     assert d.scores is not None
     return d.scores[seat]
 
@@ -83,16 +91,16 @@ def test_policy_rollouts_equal_reference(nets, options):
     ro = PolicyRollouts(build_tables(rules), policy)
     rng = np.random.default_rng(3)
     compared = 0
-    for d in mid_deals(rules, 21, seed=5 + len(options), contracts=MID_CONTRACTS):
+    for d in mid_deals(rules, 7, seed=5 + len(options), contracts=MID_CONTRACTS):
         seat = d.to_move
         info = InfoState.of(d, seat)
-        worlds = [list(d.hands), sample_hands(info, rng), sample_hands(info, rng)]
+        worlds = [list(d.hands), sample_hands(info, rng)]
         legal = d.legal_actions()
         got = ro.scores(info.view, worlds, legal, seat)
         want = [[reference_score(policy, d, w, a, seat) for a in legal] for w in worlds]
         np.testing.assert_array_equal(got, want, err_msg=f"{d!r} seat {seat}")
         compared += got.size
-    assert compared > 100
+    assert compared > 40
 
 
 def test_log_likelihoods_equal_reference(nets):
@@ -102,10 +110,10 @@ def test_log_likelihoods_equal_reference(nets):
     policy = agents.make(str(nets))
     ro = PolicyRollouts(build_tables(rules), policy)
     rng = np.random.default_rng(8)
-    for d in mid_deals(rules, 14, seed=9, contracts=MID_CONTRACTS):
+    for d in mid_deals(rules, 7, seed=9, contracts=MID_CONTRACTS):
         seat = d.to_move
         info = InfoState.of(d, seat)
-        worlds = [list(d.hands)] + [sample_hands(info, rng) for _ in range(3)]
+        worlds = [list(d.hands)] + [sample_hands(info, rng) for _ in range(2)]
         for temperature in (1.0, 0.25):
             got = ro.log_likelihoods(info.view, worlds, seat, temperature)
             want = [reference_log_likelihood(policy, d, w, seat, temperature) for w in worlds]
@@ -125,13 +133,12 @@ def test_world_weights():
 def test_pimc_with_policy_rollouts_decides_by_them(nets):
     """``pimc:rollout=PATH`` keeps the move whose policy playouts score best: from the same seed it samples the
     worlds ``pimc`` samples, and its decision is the best mean of the reference playouts (ties: the heuristic's)."""
-    from barbu_env.agents.heuristic import heuristic_action
     from barbu_env.agents.pimc import candidate_moves
 
-    agent = agents.make(f"pimc:rollout={nets},samples=3", seed=11)
+    agent = agents.make(f"pimc:rollout={nets},samples=2", seed=11)
     policy = agents.make(str(nets))
     compared = 0
-    for d in mid_deals(Rules(), 12, seed=21, contracts=MID_CONTRACTS):
+    for d in mid_deals(Rules(), 8, seed=21, contracts=MID_CONTRACTS):
         seat, legal = d.to_move, d.legal_actions()
         classes = candidate_moves(d, seat, legal)
         if len(classes) < 2:
@@ -139,14 +146,14 @@ def test_pimc_with_policy_rollouts_decides_by_them(nets):
         agent.reset(seed=compared)
         rng = np.random.default_rng(compared)  # the agent's draws
         info = InfoState.of(d, seat)
-        worlds = [sample_hands(info, rng) for _ in range(3)]
+        worlds = [sample_hands(info, rng) for _ in range(2)]
         totals = np.array([sum(reference_score(policy, d, w, rep, seat) for w in worlds) for rep in classes])
         best = [rep for rep, t in zip(classes, totals) if t == totals.max()]
         h = heuristic_action(d, seat)
         want = h if any(h in classes[rep] for rep in best) else best[0]
         assert agent.act_deal(d) == want, f"{d!r}"
         compared += 1
-    assert compared >= 6
+    assert compared >= 4
 
 
 def test_fallback_to_heuristic_rollouts(nets, tmp_path):
@@ -157,7 +164,7 @@ def test_fallback_to_heuristic_rollouts(nets, tmp_path):
     only = tmp_path / "only"
     only.mkdir()
     (only / "no_queens.pt").write_bytes((nets / "no_queens.pt").read_bytes())
-    for d in mid_deals(Rules(), 8, seed=2, contracts=["no_king", "fantan:7"]):
+    for d in mid_deals(Rules(), 4, seed=2, contracts=["no_king", "fantan:7"]):
         a = agents.make(f"pimc:rollout={only},samples=4", seed=3).act_deal(d)
         assert a == agents.make("pimc:samples=4", seed=3).act_deal(d), f"{d!r}"
     d = Deal.random(np.random.default_rng(0), 0, None, load_rules("king"))
@@ -209,5 +216,6 @@ def test_barbu_eval_plays_whole_deals(nets, tmp_path):
 
     results = json.loads((out / "results.json").read_text())
     text = json.dumps(results)
-    assert "pimc:samples=2" in text and "weighting=policy" in text
-    assert (out / "results.md").read_text().count("no_queens") >= 1
+    assert "weighting=policy" in text
+    table = (out / "results.md").read_text()
+    assert "| no_queens | 1 |" in table and "| fantan | 1 |" in table

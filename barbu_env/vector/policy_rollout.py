@@ -4,7 +4,8 @@
 is a copy of a deal in card play (:func:`.rollout.state_of_deal`) with its hands replaced by a sampled world; it
 plays one first action, then every seat's card decisions (card play and Fantan passes) are the policy's greedy
 choices, one batched ``card_actions`` call per step over every live game, on :class:`.deals.VectorDeals`
-(:meth:`~.deals.VectorDeals.load_states`), to the end of the deal. :meth:`PolicyRollouts.log_likelihoods` scores
+(:meth:`~.deals.VectorDeals.load_states`), to the end of the deal (after :data:`MAX_STEPS` decisions, which only
+free Fantan passes can reach, the compiled heuristic finishes the deal). :meth:`PolicyRollouts.log_likelihoods` scores
 the sampled worlds by how likely the policy makes the play observed so far (PIMC's world weighting).
 
 The policy is a :class:`CardPolicy`: a greedy ``agents.neural.NeuralAgent`` (torch is imported by that agent, not
@@ -27,6 +28,9 @@ from .rollout import row_of_deal
 from .tables import FANTAN_PLAY, OVER, PLAY, U64, Tables
 
 I64 = np.int64
+#: Policy decisions per rollout game after its first action; past them the heuristic plays (only free Fantan
+#: passes, R7.3, let a deal run longer: 52 cards and at most 3 passes before each).
+MAX_STEPS = 4 * 52
 _HANDS = slice(COLUMNS["hands"], COLUMNS["hands"] + 4)
 _PLAYED_BY = slice(COLUMNS["played_by"], COLUMNS["played_by"] + 4)
 
@@ -89,7 +93,12 @@ class PolicyRollouts:
         first[: w * a] = np.tile(np.asarray(actions, I64), w)
         v.step(first)
         act = np.zeros(v.batch, I64)
-        while True:
+        for step in range(MAX_STEPS + 2 * MAX_STEPS):
+            if step >= MAX_STEPS:  # free Fantan passes (R7.3): the heuristic ends the deal
+                if (v.seat < 0).all():
+                    break
+                v.step(np.maximum(v.heuristic_actions(), 0))
+                continue
             obs, mask, on_move = v.observe()
             live = np.flatnonzero(on_move >= 0)
             if not live.size:
@@ -97,6 +106,8 @@ class PolicyRollouts:
             act[:] = 0
             act[live] = self.policy.card_actions(name, obs[live], mask[live])
             v.step(act)
+        if (v.seat >= 0).any():
+            raise RuntimeError(f"policy rollouts did not end within {3 * MAX_STEPS} decisions")
         return v.state.scores[: w * a, seat].reshape(w, a).copy()
 
     def log_likelihoods(self, view: Deal, worlds: Sequence[Sequence[int]], seat: int,
@@ -144,4 +155,4 @@ class PolicyRollouts:
         return np.array(rows, I64).reshape(-1, NUM_COLUMNS), np.array(actions, I64)
 
 
-__all__ = ["OVER_ROW", "CardPolicy", "PolicyRollouts"]
+__all__ = ["MAX_STEPS", "OVER_ROW", "CardPolicy", "PolicyRollouts"]
