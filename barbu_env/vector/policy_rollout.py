@@ -5,8 +5,8 @@ is a copy of a deal in card play (:func:`.rollout.state_of_deal`) with its hands
 plays one first action, then every seat's card decisions (card play and Fantan passes) are the policy's greedy
 choices, one batched ``card_actions`` call per step over every live game, on :class:`.deals.VectorDeals`
 (:meth:`~.deals.VectorDeals.load_states`), to the end of the deal (after :data:`MAX_STEPS` decisions, which only
-free Fantan passes can reach, the compiled heuristic finishes the deal). :meth:`PolicyRollouts.log_likelihoods` scores
-the sampled worlds by how likely the policy makes the play observed so far (PIMC's world weighting).
+free Fantan passes can reach, the compiled heuristic finishes the deal). :meth:`PolicyRollouts.log_likelihoods`
+scores the sampled worlds by how likely the policy makes the play observed so far (PIMC's world weighting).
 
 The policy is a :class:`CardPolicy`: a greedy ``agents.neural.NeuralAgent`` (torch is imported by that agent, not
 here). The kernels (numba) are imported when the first :class:`~.deals.VectorDeals` is built.
@@ -93,12 +93,7 @@ class PolicyRollouts:
         first[: w * a] = np.tile(np.asarray(actions, I64), w)
         v.step(first)
         act = np.zeros(v.batch, I64)
-        for step in range(MAX_STEPS + 2 * MAX_STEPS):
-            if step >= MAX_STEPS:  # free Fantan passes (R7.3): the heuristic ends the deal
-                if (v.seat < 0).all():
-                    break
-                v.step(np.maximum(v.heuristic_actions(), 0))
-                continue
+        for _ in range(MAX_STEPS):
             obs, mask, on_move = v.observe()
             live = np.flatnonzero(on_move >= 0)
             if not live.size:
@@ -106,8 +101,8 @@ class PolicyRollouts:
             act[:] = 0
             act[live] = self.policy.card_actions(name, obs[live], mask[live])
             v.step(act)
-        if (v.seat >= 0).any():
-            raise RuntimeError(f"policy rollouts did not end within {3 * MAX_STEPS} decisions")
+        while (v.seat >= 0).any():  # free Fantan passes (R7.3) can run on: the heuristic ends the deal
+            v.step(np.maximum(v.heuristic_actions(), 0))
         return v.state.scores[: w * a, seat].reshape(w, a).copy()
 
     def log_likelihoods(self, view: Deal, worlds: Sequence[Sequence[int]], seat: int,
