@@ -26,7 +26,7 @@ venv: $(STAMP)
 
 # The main job: self-play training on configs/default.yaml, then the evaluation table vs the baselines.
 train: $(STAMP)
-	$(PY) -m training.dmc_selfplay --config configs/default.yaml $(ARGS)
+	$(PY) -m training.rollout_q --config configs/default.yaml $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m ruff check .

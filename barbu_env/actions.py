@@ -123,6 +123,18 @@ def _ids(players: int) -> dict[str, int]:
     return {n: i for i, n in enumerate(_names(players))}
 
 
+def naming_players(rules: Rules) -> int:
+    """The ``players`` of :func:`action_name` / :func:`action_id` under ``rules``: ``rules.players`` (R12.2);
+    4 for Barbu King, which keeps the four-player ids at every count (it has no doubling)."""
+    return 4 if rules.game == "king" else rules.players
+
+
+@cache
+def action_names(rules: Rules) -> tuple[str, ...]:
+    """The names of the :func:`num_actions` ids under ``rules``, by id."""
+    return _names(naming_players(rules))[: num_actions(rules)]
+
+
 def action_name(action: int, players: int = 4) -> str:
     """Name of an action id at ``players`` seats, e.g. ``12 -> "AC"``, ``79 -> "double:none"``; doubling
     actions name relative seats, ``"double:left+right"`` at four players, offsets (``"double:+1+3"``) else."""

@@ -10,7 +10,8 @@ chance nodes are not counted) per second:
   observing the acting agent every step (``env.last()``) and picking from ``obs["action_mask"]``.
 - ``raw_env-match``: ``raw_env()`` in match mode (declaration and doubling included).
 - ``env-king3`` / ``env-king`` / ``env-king5``: ``env(mode="deal")`` under Barbu King for 3, 4 and 5 players
-  (``rules="king3"``, ``"king"``, ``"king5"``; the declarer chooses among all King contracts).
+  (``rules="king3"``, ``"king"``, ``"king5"``; the declarer chooses among all King contracts); ``env-king6``
+  the same with six players and two packs (``rules="king6"``, R11.5).
 - ``holdem``: PettingZoo ``texas_holdem_v4`` (needs ``rlcard``), same loop.
 - ``shimmy-hearts``: OpenSpiel ``hearts`` through Shimmy's ``OpenSpielCompatibilityV0``, same loop.
 - ``pyspiel-hearts``: OpenSpiel ``hearts`` driven directly (``legal_actions`` / ``apply_action``,
@@ -37,8 +38,9 @@ chance nodes are not counted) per second:
   (4 seatings a board), the 7 classic contracts' boards interleaved, doubling off (``barbu-eval``'s deal-mode
   default): through the env one game at a time (``engine=python``, one process) / on the batched engine
   (``engine=batched``, :mod:`barbu_env.evaluation.batched`); ``eval-nn-python`` / ``eval-nn-batched``: the same
-  with the shipped ``checkpoints/`` folder (greedy, needs torch; one torch thread) as the first agent. These rows
-  count **boards** (4 games each) per second, per-board numbers included.
+  with the shipped ``checkpoints/`` folder (greedy, needs torch; one torch thread) as the first agent;
+  ``eval-random-python`` / ``eval-random-batched``: heuristic vs 3 random agents (seeded per game as barbu-eval
+  seeds them). These rows count **boards** (4 games each) per second, per-board numbers included.
 
 - ``train-dmc-rollouts`` / ``train-ppo-selfplay`` / ``train-ppo-vector`` / ``train-dmc-selfplay``: the trainers
   of the repository's ``training`` package (run from its root; needs torch), No queens, default network
@@ -46,7 +48,9 @@ chance nodes are not counted) per second:
   (heuristic rollouts of every legal action on ``Deal`` objects, one process), PPO's learner decisions
   collected and trained (``training.ppo``, ``SelfPlay`` on ``Deal`` objects / ``VectorSelfPlay``), and the
   learner decisions of Deep Monte-Carlo self-play trained (``training.dmc_selfplay``: 1024 games on
-  ``VectorDeals``, collection and updates); the last one's note line gives every seat's decisions/s too.
+  ``VectorDeals``, collection and updates); ``train-rollout-q``: states labelled and trained by
+  ``training.rollout_q`` (1024 games on ``VectorDeals``, every legal move of a labelled state played out by the
+  compiled heuristic, then the updates); the last two rows' note lines give every seat's decisions/s too.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -78,6 +82,7 @@ ROWS = (
     "env-king3",
     "env-king",
     "env-king5",
+    "env-king6",
     "holdem",
     "shimmy-hearts",
     "pyspiel-hearts",
@@ -97,10 +102,13 @@ ROWS = (
     "eval-batched",
     "eval-nn-python",
     "eval-nn-batched",
+    "eval-random-python",
+    "eval-random-batched",
     "train-dmc-rollouts",
     "train-ppo-selfplay",
     "train-ppo-vector",
     "train-dmc-selfplay",
+    "train-rollout-q",
 )
 
 
@@ -318,7 +326,7 @@ def _pimc(samples: int, rollouts: str, rollout: str = "heuristic") -> Callable[[
     return run
 
 
-def _evaluation(engine: str, first: str) -> Callable[[float], float]:
+def _evaluation(engine: str, first: str, others: str = "heuristic") -> Callable[[float], float]:
     def run(seconds: float) -> float:
         from .evaluation import make_config
         from .evaluation.batched import batched_player
@@ -330,7 +338,7 @@ def _evaluation(engine: str, first: str) -> Callable[[float], float]:
                 import torch
 
                 torch.set_num_threads(1)
-            cfg, made = make_config([first, "heuristic"], contracts="all", boards=1)
+            cfg, made = make_config([first, others], contracts="all", boards=1)
         except (ImportError, ValueError) as e:
             raise NotInstalled(str(e)) from None
         rules = cfg.make_rules()
@@ -349,7 +357,7 @@ def _evaluation(engine: str, first: str) -> Callable[[float], float]:
             t0 = time.perf_counter()
             n += sum(1 for _ in duplicate(boards, seats, play, 2))
             spent += time.perf_counter() - t0
-        print(f"{'':18s} ({first} vs 3 heuristic, {len(cfg.contracts)} contracts, doubling off: boards/s, "
+        print(f"{'':18s} ({first} vs 3 {others}, {len(cfg.contracts)} contracts, doubling off: boards/s, "
               f"{len(seats)} games a board)")  # fmt: skip
         return n / spent
 
@@ -418,6 +426,22 @@ def _train_dmc_selfplay(seconds: float) -> float:
     return trained / dt
 
 
+def _train_rollout_q(seconds: float) -> float:
+    import tempfile
+
+    rq = _training("rollout_q")
+    with tempfile.TemporaryDirectory() as d:
+        cfg = rq.RolloutQConfig(contracts=["no_queens"], out_dir=d, states=10**12, eval_every=10**12, threads=1)
+        run = rq.Run(cfg, "no_queens", resume=False)
+        run.evaluate = lambda: {}  # no model selection inside the timed loop
+        run.train(seconds=0.1)  # compile / load the kernels before timing
+        states, played, dt = run.train(seconds=seconds)
+        run.logger.tb.close()
+    print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s; states labelled with every "
+          f"legal move's playout, {cfg.replay:g} samples trained per state, minibatch {cfg.minibatch})")  # fmt: skip
+    return states / dt
+
+
 RUNNERS: dict[str, Callable[[float], float]] = {
     "engine-off": _engine("off"),
     "engine-on": _engine("classic"),
@@ -427,6 +451,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "env-king3": _barbu_env(True, "deal", "king3"),
     "env-king": _barbu_env(True, "deal", "king"),
     "env-king5": _barbu_env(True, "deal", "king5"),
+    "env-king6": _barbu_env(True, "deal", "king6"),
     "holdem": _holdem,
     "shimmy-hearts": _shimmy_hearts,
     "pyspiel-hearts": _pyspiel_hearts,
@@ -446,10 +471,13 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "eval-batched": _evaluation("batched", "heuristic"),
     "eval-nn-python": _evaluation("python", "checkpoints"),
     "eval-nn-batched": _evaluation("batched", "checkpoints"),
+    "eval-random-python": _evaluation("python", "heuristic", "random"),
+    "eval-random-batched": _evaluation("batched", "heuristic", "random"),
     "train-dmc-rollouts": _train_dmc_rollouts,
     "train-ppo-selfplay": _train_ppo("python"),
     "train-ppo-vector": _train_ppo("vector"),
     "train-dmc-selfplay": _train_dmc_selfplay,
+    "train-rollout-q": _train_rollout_q,
 }
 #: (label, numerator row, denominator row, target ratio from the issue or None).
 RATIOS = (
@@ -459,6 +487,7 @@ RATIOS = (
     ("env-king3 / env", "env-king3", "env", 0.5),
     ("env-king / env", "env-king", "env", 0.5),
     ("env-king5 / env", "env-king5", "env", 0.5),
+    ("env-king6 / env", "env-king6", "env", None),
     ("engine-off / pyspiel-hearts", "engine-off", "pyspiel-hearts", 1.5),
     ("engine-on / pyspiel-hearts", "engine-on", "pyspiel-hearts", 1.5),
     ("vector-256 / pyspiel-hearts", "vector-256", "pyspiel-hearts", 8.0),
@@ -472,7 +501,9 @@ RATIOS = (
     ("pimc-16 / pimc-nn-16", "pimc-16", "pimc-nn-16", None),
     ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
     ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),
+    ("eval-random-batched / -python", "eval-random-batched", "eval-random-python", None),
     ("train-dmc-selfplay / ppo", "train-dmc-selfplay", "train-ppo-selfplay", None),
+    ("train-rollout-q / dmc-selfplay", "train-rollout-q", "train-dmc-selfplay", None),
 )
 
 

@@ -3,6 +3,11 @@
 A card id is ``13 * suit + rank`` (R1.2): suits clubs=0, diamonds=1, hearts=2, spades=3; rank 0 is
 the two, 8 the ten, 12 the ace. A hand or any set of cards is a Python ``int`` with bit ``card_id``
 set for each card it holds, so following suit is ``hand & SUIT_MASK[s]``.
+
+Six-player Barbu King plays with two packs (R11.5): a hand may hold two copies of a card, which keep the
+card's id. Such a hand travels as a *copies mask*: bit ``c`` says it holds a copy of card ``c``, bit
+``SECOND + c`` that it holds a second one (never without bit ``c``), so ``bit_count()`` is the number of
+cards and ``mask & FULL_DECK`` the cards held at least once. A one-pack hand is its own copies mask.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ FULL_DECK: int = (1 << NUM_CARDS) - 1
 #: The 32-card deck of R10.1: ranks 7..A (rank indices 5..12) of each suit.
 DECK32: int = sum(((1 << 8) - 1) << (13 * s + 5) for s in range(4))
 QUEENS: int = sum(1 << (13 * s + QUEEN) for s in range(4))
+#: Bit offset of the second copies in a copies mask (R11.5).
+SECOND = NUM_CARDS
 
 
 def card(rank: int, suit: int) -> int:
@@ -114,10 +121,11 @@ def cards_of(mask: int) -> list[int]:
 
 
 def format_mask(mask: int, symbols: bool = False) -> str:
-    """Cards of a bitmask as text, grouped by suit from spades down, high cards first."""
+    """Cards of a bitmask (or a copies mask, a second copy written twice) as text, grouped by suit from spades
+    down, high cards first."""
     parts = []
     for s in (SPADES, HEARTS, DIAMONDS, CLUBS):
-        cs = [format_card(c, symbols) for c in reversed(cards_of(mask & SUIT_MASK[s]))]
+        cs = [format_card(c, symbols) for c in reversed(copies_cards(mask & (SUIT_MASK[s] | SUIT_MASK[s] << SECOND)))]
         if cs:
             parts.append(" ".join(cs))
     return "  ".join(parts) if parts else "-"
@@ -140,3 +148,27 @@ def deck_mask(num_cards: int) -> int:
     if num_cards == 32:
         return DECK32
     raise ValueError(f"bad deck size {num_cards}: expected 52 or 32")
+
+
+# ------------------------------------------------------------------ copies masks (two packs, R11.5)
+def copies_cards(mask: int) -> list[int]:
+    """Card ids of a copies mask, ascending, a card held twice listed twice."""
+    once, twice = mask & FULL_DECK, mask >> SECOND
+    out = []
+    for c in cards_of(once):
+        out.append(c)
+        if twice >> c & 1:
+            out.append(c)
+    return out
+
+
+def copies_add(a: int, b: int) -> int:
+    """The copies mask of the cards of ``a`` and of ``b`` together (at most two copies of a card in all)."""
+    a1, b1 = a & FULL_DECK, b & FULL_DECK
+    return a1 | b1 | (a >> SECOND | b >> SECOND | a1 & b1) << SECOND
+
+
+def copies_remove(a: int, b: int) -> int:
+    """The copies mask of the cards of ``a`` less those of ``b`` (``b`` a part of ``a``)."""
+    a1, a2, b1, b2 = a & FULL_DECK, a >> SECOND, b & FULL_DECK, b >> SECOND
+    return (a1 & ~b1 | a2 & ~b2) | (a2 & ~b1) << SECOND

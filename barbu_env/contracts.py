@@ -74,8 +74,8 @@ class Contract:
         """The sum of all players' scores over one deal of this contract (E5)."""
         if self.play == FANTAN:
             return sum(self.fantan_points)
-        deck = rules.deck
-        cards = sum(pts * (mask & deck).bit_count() for mask, pts in self.card_points)
+        deck, deck2 = rules.deck, rules.deck2  # deck2: the second copies of six-player King (R11.5)
+        cards = sum(pts * ((mask & deck).bit_count() + (mask & deck2).bit_count()) for mask, pts in self.card_points)
         n = rules.hand_size
         return self.per_trick * n + cards + sum(self.position_values(n)) + self.ravage
 
@@ -174,14 +174,17 @@ def negated(c: Contract) -> Contract:
 
 
 #: R11.2 / R11.4: Domino points by finishing order, per number of players.
-KING_DOMINO: dict[int, tuple[int, ...]] = {3: (-40, 0, 40), 4: (-50, -20, 20, 40), 5: (-50, -25, 0, 25, 50)}
+KING_DOMINO: dict[int, tuple[int, ...]] = {
+    3: (-40, 0, 40), 4: (-50, -20, 20, 40), 5: (-50, -25, 0, 25, 50), 6: (-60, -40, -20, 20, 40, 60),
+}  # fmt: skip
 #: R11.3: the contracts of the short game (deals 1-5).
 KING_SHORT = 5
 
 
 def _king_table(players: int, short: bool) -> dict[str, Contract]:
-    """Barbu King's contracts in their fixed order (R11.2); trick counts follow the hand size (R11.4)."""
-    trick, heart, queen, king = 5, 5, 20, 80
+    """Barbu King's contracts in their fixed order (R11.2); trick counts follow the hand size (R11.4); with six
+    players (R11.5) the Barbu scores +160 and every copy of a heart or queen scores."""
+    trick, heart, queen, king = 5, 5, 20, 160 if players == 6 else 80
     hearts = ((SUIT_MASK[HEARTS], heart),)
     queens = ((QUEENS, queen),)
     kh = ((1 << KING_OF_HEARTS, king),)

@@ -1,8 +1,9 @@
-"""Barbu as a PettingZoo AEC environment (``barbu_v0``): a thin adapter over the engine (RULES.md R1–R11).
+"""Barbu as a PettingZoo AEC environment (``barbu_v0``): a thin adapter over the engine (RULES.md R1–R12).
 
 ``env(**kwargs)`` is ``raw_env(**kwargs)`` in PettingZoo's ``AssertOutOfBoundsWrapper`` and
-``OrderEnforcingWrapper``. Agents ``player_0``..``player_{n-1}`` sit in seats 0..n-1 (R1.3; Barbu King for 3
-or 5 players, R11.4, has 3 or 5). docs/ENVIRONMENT.md describes every option; in short:
+``OrderEnforcingWrapper``. Agents ``player_0``..``player_{n-1}`` sit in seats 0..n-1, ``n = rules.players``
+(R1.3; 3 or 5 for classic Barbu, R12, and Barbu King, R11.4; 6 for Barbu King, R11.5). docs/ENVIRONMENT.md
+describes every option; in short:
 
 - ``mode``: ``"match"`` (default, R2) or ``"deal"``; ``contract`` (deal mode): fixes the contract
   (``"no_queens"``, ``"trumps:S"``, ``"fantan:5"``), else the declarer chooses (R3); ``declarer``: a seat or
@@ -23,12 +24,15 @@ stream); options ``"hands"`` (a list of cards per seat), ``"contract"``, ``"decl
 (unknown keys warn: PettingZoo's ``api_test`` passes one). A reset that raises changes nothing. ``step`` and
 ``last`` before a reset or after the episode raise ``RuntimeError`` saying to call ``reset()``.
 
-Observations ``{"observation": float32[layout(rules).size], "action_mask": int8[87]}`` are seat-relative
-(:mod:`barbu_env.observation`); the mask comes from ``Deal.legal_actions()`` and is all zeros for agents not
-on move; arrays handed out are copies. The deal in play is a :class:`~barbu_env.inplay.DealInPlay`: the
-compiled copy (:class:`~barbu_env.inplay.CompiledPlay`) where it follows the rules (classic Barbu), else the
-engine (:class:`~barbu_env.inplay.EnginePlay`), which takes over when something needs the ``Deal`` itself
-(``deal``, ``match``, ``render``, ``information_state``, an illegal action, the end of a match's deal).
+Observations ``{"observation": float32[layout(rules).size], "action_mask": int8[num_actions(rules)]}`` are
+seat-relative (:mod:`barbu_env.observation`); the action space is ``Discrete(num_actions(rules))``: 87 ids for
+four players, 83 / 95 for classic Barbu with 3 / 5 (R12.2), one more (``declare:anti_salad``) with a positive
+salad (R10.3); :func:`barbu_env.actions.action_name` with ``players=n`` names them. The mask comes from
+``Deal.legal_actions()`` and is all zeros for agents not on move; arrays handed out are copies. The deal in
+play is a :class:`~barbu_env.inplay.DealInPlay`: the compiled copy (:class:`~barbu_env.inplay.CompiledPlay`)
+where it follows the rules (four-player classic Barbu without ``positive``), else the engine
+(:class:`~barbu_env.inplay.EnginePlay`), which takes over when something needs the ``Deal`` itself (``deal``,
+``match``, ``render``, ``information_state``, an illegal action, the end of a match's deal).
 
 Version policy: the name ``barbu_vN`` (and the registry id ``barbu/barbu-vN``) changes whenever observations,
 actions, rewards or rules change; speed-ups and refactors do not change it. History: ``barbu_v0``, the first
@@ -49,11 +53,11 @@ from pettingzoo.utils.env import AECIterable
 
 from . import env_checks as checks
 from . import inplay
-from .actions import NUM_ACTIONS, PASS
+from .actions import PASS, num_actions
 from .engine.deal import Deal, Phase, deal_hands
 from .engine.infostate import InfoState
 from .engine.match import Match
-from .env_checks import MODES, RENDER_MODES, ContractCheck, as_action, check_options, check_seat, reset_options
+from .env_checks import MODES, RENDER_MODES
 from .inplay import CompiledPlay, DealInPlay, EnginePlay
 from .observation import layout
 from .render import render_text
@@ -61,8 +65,6 @@ from .rules import Rules, load_rules
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
 __all__ = ["AGENTS", "MODES", "env", "raw_env"]
-
-_NO_MASK = np.zeros(NUM_ACTIONS, np.int8)  # the mask of agents not on move (copied: a copy is cheaper than zeros)
 
 
 class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
@@ -83,35 +85,6 @@ class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 def env(**kwargs: Any) -> AECEnv:
     """The Barbu AEC environment with PettingZoo's standard wrappers (see the module docstring)."""
     return _OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(**kwargs)))
-
-
-class _ActionSpace(spaces.Discrete):
-    """``Discrete(87)`` whose ``contains`` answers a plain in-range ``int`` without numpy (PettingZoo's
-    ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
-
-    def __init__(self, n: int) -> None:
-        super().__init__(n)
-        self._size = int(n)
-
-    def contains(self, x: Any) -> bool:
-        if type(x) is int:
-            return 0 <= x < self._size  # (Discrete.contains converts to int64: an OverflowError beyond it)
-        return super().contains(x)
-
-
-def check_observable(rules: Rules) -> None:
-    """``ValueError`` for rules the engine plays but the observation does not encode yet: classic Barbu for
-    three or five players (R12) and option ``positive`` with its ``anti_salad`` (R10.3)."""
-    if rules.game == "barbu" and rules.players != 4:
-        raise ValueError(
-            f"the env has no observation layout for classic Barbu with players={rules.players} (R12) yet: "
-            "barbu_env.Match / Deal play it; the env supports players=4, or game='king' with 3 or 5"
-        )
-    if rules.positive:
-        raise ValueError(
-            f"the env has no observation of option positive={list(rules.positive)} (R10.3: which contracts are "
-            "negated, the anti_salad contract) yet: barbu_env.Match / Deal play it; the env supports positive=[]"
-        )
 
 
 class _AgentIterable(AECIterable):
@@ -146,23 +119,22 @@ class raw_env(AECEnv):
         **rule_options: Any,
     ) -> None:
         super().__init__()
-        scale, penalty = check_options(
+        scale, penalty = checks.check_options(
             mode, illegal_action, render_mode, render_hands, reward_scale, illegal_penalty, rule_options
         )
         self.rules: Rules = load_rules(rules, **rule_options)
-        check_observable(self.rules)
         self.mode = mode
         if contract is not None and mode != "deal":
             raise ValueError(
                 "contract= fixes the contract of a single deal: use it with mode='deal' (in match mode, "
                 "fix the first deal's contract with reset(options={'contract': ...}))"
             )
-        self._check_contract = ContractCheck(self.rules)
+        self._check_contract = checks.ContractCheck(self.rules)
         if contract is not None:
             self._check_contract(contract)
         self.contract = contract
         n = self.num_players = self.rules.players
-        self.declarer = check_seat(declarer, "declarer", n)
+        self.declarer = checks.check_seat(declarer, "declarer", n)
         self.reward_scale = scale
         self.illegal_action = illegal_action
         self.illegal_penalty = penalty
@@ -174,10 +146,12 @@ class raw_env(AECEnv):
         self.agent_name_mapping = {a: i for i, a in enumerate(agents)}
         lay = layout(self.rules)
         low, high = lay.bounds()
+        k = self.num_actions = num_actions(self.rules)
         obs_space: dict[str, spaces.Space] = {"observation": spaces.Box(low, high, (lay.size,), np.float32),
-                     "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)}  # fmt: skip
+                     "action_mask": spaces.Box(0, 1, (k,), np.int8)}  # fmt: skip
         self.observation_spaces = {a: spaces.Dict(obs_space) for a in agents}
-        self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in agents}
+        self.action_spaces = {a: checks.ActionSpace(k) for a in agents}
+        self._no_mask = np.zeros(k, np.int8)  # the mask of agents not on move (copied: cheaper than zeros)
         self._rng: np.random.Generator | None = None
         self._match: Match | None = None
         self._play: DealInPlay = None  # type: ignore[assignment]  # set by reset
@@ -215,7 +189,7 @@ class raw_env(AECEnv):
             deal = play.deal()
             if self._match is not None:
                 self._match.deal = deal
-            play = self._play = EnginePlay(deal, self._match)
+            play = self._play = EnginePlay(deal, self._match, self.num_actions)
         return play
 
     def _play_for(self, deal: Deal, match: Match | None) -> DealInPlay:
@@ -224,7 +198,7 @@ class raw_env(AECEnv):
             play = CompiledPlay.load(self._mirror, deal, match)
             if play is not None:
                 return play
-        return EnginePlay(deal, match)
+        return EnginePlay(deal, match, self.num_actions)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         seed, opts = checks.check_seed(seed), checks.check_reset_options(options)
@@ -248,7 +222,7 @@ class raw_env(AECEnv):
 
     def _start(self, rng: np.random.Generator, opts: dict[str, Any]) -> tuple[Match | None, DealInPlay]:
         """The match (None in deal mode) and the play of the first deal under the reset options."""
-        hands, contract, chosen = reset_options(opts, self.mode, self.contract, self.declarer, self.num_players)
+        hands, contract, chosen = checks.reset_options(opts, self.mode, self.contract, self.declarer, self.num_players)
         seat = int(rng.integers(self.num_players)) if chosen == "random" else int(chosen)
         if contract is not None:
             self._check_contract(contract)
@@ -259,7 +233,7 @@ class raw_env(AECEnv):
         if drawn:
             hands = deal_hands(rng, self.rules)
         if self._mirror is None:
-            return None, EnginePlay(Deal.from_hands(hands, seat, contract, self.rules))
+            return None, EnginePlay(Deal.from_hands(hands, seat, contract, self.rules), None, self.num_actions)
         return None, CompiledPlay.start(self._mirror, hands, seat, contract, drawn)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -270,7 +244,7 @@ class raw_env(AECEnv):
         obs = play.observe(seat).copy()
         if seat == play.seat and not self.terminations.get(agent, True):
             return {"observation": obs, "action_mask": play.mask().copy()}
-        return {"observation": obs, "action_mask": _NO_MASK.copy()}
+        return {"observation": obs, "action_mask": self._no_mask.copy()}
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last``: observation, cumulative reward, terminated, truncated and info of ``agent_selection``."""
@@ -291,15 +265,16 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        a = action if type(action) is int else as_action(action)
+        a = action if type(action) is int else checks.as_action(action)
         if a is None:  # a wrong type is refused in every mode: only an action id can be illegal
-            raise checks.bad_action_type(action)
+            raise checks.bad_action_type(action, self.num_actions)
         play = self._play
-        legal = 0 <= a < NUM_ACTIONS and play.apply(a)
+        k = self.num_actions
+        legal = 0 <= a < k and play.apply(a)
         if not legal:
             deal = self._engine().deal()
             mode = self.illegal_action
-            if mode == "raise" or not 0 <= a < NUM_ACTIONS or (mode == "renege" and deal.phase == Phase.DECLARE):
+            if mode == "raise" or not 0 <= a < k or (mode == "renege" and deal.phase == Phase.DECLARE):
                 raise deal.illegal(a)  # names the legal actions, the state unchanged (a declaration has no R8.2)
         self._cumulative_rewards[agent] = 0.0  # (only once the action is accepted: a refused step changes nothing)
         if self._credited:
@@ -360,14 +335,17 @@ class raw_env(AECEnv):
             self._credit(self._play.scores())
             self._terminate_all()
             return
-        play = self._engine()  # the match scores the Deal
+        play = self._play
         self._credit(play.scores())
-        deal = play.deal()
-        if match.deal is deal:
-            match.end_deal()
+        if isinstance(play, CompiledPlay) and play.fresh is match.deal and match.deal_no + 1 < match.num_deals:
+            match.score_deal(play.record(match.deal_no))  # the match goes on: no Deal is built
+        else:
+            deal = self._engine().deal()  # the match scores (and keeps, if it was the last) the Deal
+            if match.deal is deal:
+                match.end_deal()
         if match.is_over:
             self._terminate_all()
-            self._play = EnginePlay(match.deal, match)
+            self._play = EnginePlay(match.deal, match, self.num_actions)
         else:
             self._play = self._play_for(match.deal, match)
             self.agent_selection = self._names[self._play.seat]

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
-from .actions import NUM_ACTIONS
 from .contracts import contract_table
 from .engine.deal import Deal, deal_hands
 from .render import HAND_CHOICES
@@ -160,9 +160,10 @@ def check_reset_options(options: Any) -> dict[str, Any]:
     return dict(options)
 
 
-def bad_action_type(action: Any) -> ValueError:
-    """The error for an action that is not an action id at all (a wrong type), in every ``illegal_action`` mode."""
-    return ValueError(f"bad action {action!r}: expected an int action id in 0..{NUM_ACTIONS - 1}")
+def bad_action_type(action: Any, num_actions: int) -> ValueError:
+    """The error for an action that is not an action id at all (a wrong type), in every ``illegal_action`` mode;
+    ``num_actions`` is the size of the env's action space."""
+    return ValueError(f"bad action {action!r}: expected an int action id in 0..{num_actions - 1}")
 
 
 def not_running(call: str, started: bool) -> RuntimeError:
@@ -176,3 +177,17 @@ def not_running(call: str, started: bool) -> RuntimeError:
 def unknown_agent(agent: Any, agents: list[str]) -> ValueError:
     """The error for an agent name that is not one of the env's ``agents``."""
     return ValueError(f"unknown agent {agent!r}: the agents are {agents}")
+
+
+class ActionSpace(spaces.Discrete):
+    """``Discrete(87)`` whose ``contains`` answers a plain in-range ``int`` without numpy (PettingZoo's
+    ``AssertOutOfBoundsWrapper`` calls it on every step); anything else goes to ``Discrete.contains``."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self._size = int(n)
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < self._size  # (Discrete.contains converts to int64: an OverflowError beyond it)
+        return super().contains(x)

@@ -4,13 +4,16 @@
 scores once the deal is over, and ``deal()``, the engine :class:`~barbu_env.engine.deal.Deal` it has reached.
 
 - :class:`EnginePlay`: the engine ``Deal`` (the reference) and the reference encoder
-  (:func:`barbu_env.observation.encode`), for any rules: Barbu King (R11), R2.4 tie-break deals, and every
+  (:func:`barbu_env.observation.encode`; for Barbu King the compiled one that gives the same arrays,
+  :func:`encoder_for`), for any rules: Barbu King (R11), R2.4 tie-break deals, and every
   deal from the moment something needs the ``Deal`` itself (a read of ``env.deal``, an illegal action, R8.2).
 - :class:`CompiledPlay`: the compiled copy of the deal (:class:`~barbu_env.vector.single.Mirror`, classic
   Barbu under the rules :func:`~barbu_env.vector.tables.check_rules` accepts). It keeps its own list of actions
   and builds the ``Deal`` on request by replaying them on the fresh deal. In match mode the match blocks of the
   observation (``is_match``, ``remaining``, ``totals``, ``deal_no``, ``deals_left``, ``outstanding``) are
-  constant within a deal: they are encoded once per deal and written over the compiled rows.
+  constant within a deal: they are encoded once per deal and the kernels write them into the compiled rows; the
+  finished deal's record (:meth:`CompiledPlay.record`) comes from the compiled copy, so a match goes on to its
+  next deal without building the ``Deal``.
 
 Arrays returned by ``observe`` and ``mask`` belong to the play (overwritten by its next call or action): the env
 hands out copies.
@@ -18,21 +21,23 @@ hands out copies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
 
 from .actions import NUM_ACTIONS
 from .engine.deal import Deal, Phase
-from .engine.match import Match
-from .observation import encode, match_blocks, match_spans
+from .engine.match import DealRecord, Match
+from .observation import encode, match_rows
 from .rules import Rules
 
 _OVER = int(Phase.OVER)
 _PLAY = int(Phase.PLAY)
-#: Action masks by legal-action key (read-only arrays; cleared when full): in trick play the legal card mask (an
-#: int: its bits are exactly the legal actions), otherwise the tuple of legal actions.
-_MASKS: dict[int | tuple[int, ...], np.ndarray] = {}
+#: Action masks by mask size (the env's action count, :func:`~barbu_env.actions.num_actions`) and legal-action key
+#: (read-only arrays; cleared when full): in trick play the legal card mask (an int: its bits are exactly the legal
+#: actions), otherwise the tuple of legal actions.
+_MASKS: dict[tuple[int, int | tuple[int, ...]], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
 
 
@@ -45,7 +50,7 @@ class DealInPlay(Protocol):
         ...
 
     def apply(self, action: int) -> bool:
-        """Apply ``action`` (an id in 0..86) if it is legal; False (nothing changed) if it is not."""
+        """Apply ``action`` (an id of the env's action space) if it is legal; False (nothing changed) if it is not."""
         ...
 
     def observe(self, seat: int) -> np.ndarray:
@@ -65,22 +70,23 @@ class DealInPlay(Protocol):
         ...
 
 
-def mask_of(deal: Deal) -> np.ndarray:
-    """The action mask of the player on move, from ``Deal.legal_actions()`` (read-only, shared between calls)."""
-    if deal.phase == _PLAY:  # the legal actions are the bits of the legal card mask (an int hashes fast)
-        key: int | tuple[int, ...] = deal.legal_card_mask()
+def mask_of(deal: Deal, size: int = NUM_ACTIONS) -> np.ndarray:
+    """The action mask (``size`` entries, the env's action count) of the player on move, from
+    ``Deal.legal_actions()`` (read-only, shared between calls)."""
+    if deal.phase == _PLAY:  # the legal actions are the bits of the legal card mask (an int: a cheap key)
+        key: tuple[int, int | tuple[int, ...]] = (size, deal.legal_card_mask())
         m = _MASKS.get(key)
         if m is not None:
             return m
         legal = deal.legal_actions()
     else:
         legal = deal.legal_actions()
-        key = tuple(legal)
+        key = (size, tuple(legal))
         m = _MASKS.get(key)
     if m is None:
         if len(_MASKS) >= _MASKS_MAX:
             _MASKS.clear()
-        m = np.zeros(NUM_ACTIONS, np.int8)
+        m = np.zeros(size, np.int8)
         m[legal] = 1
         m.flags.writeable = False
         _MASKS[key] = m
@@ -90,11 +96,14 @@ def mask_of(deal: Deal) -> np.ndarray:
 class EnginePlay:
     """The engine ``Deal`` (the match's current deal in match mode) and the reference encoder. Observations are
     encoded once per state of the deal (its history length and phase) and seat; the deal may also be changed
-    outside :meth:`apply` (a renege, a caller's own ``apply``)."""
+    outside :meth:`apply` (a renege, a caller's own ``apply``). Masks have ``size`` entries, the env's action
+    count (``num_actions(rules)``)."""
 
-    def __init__(self, deal: Deal, match: Match | None = None) -> None:
+    def __init__(self, deal: Deal, match: Match | None = None, size: int = NUM_ACTIONS) -> None:
         self._deal = deal
         self._match = match
+        self._size = size
+        self._encode = encoder_for(deal.rules)
         self._obs: dict[int, np.ndarray] = {}
         self._key: tuple[int, int] = (-1, -1)
 
@@ -117,17 +126,28 @@ class EnginePlay:
             self._key = key
         o = self._obs.get(seat)
         if o is None:
-            o = self._obs[seat] = encode(d, seat, self._match)
+            o = self._obs[seat] = self._encode(d, seat, self._match)
         return o
 
     def mask(self) -> np.ndarray:
-        return mask_of(self._deal)
+        return mask_of(self._deal, self._size)
 
     def scores(self) -> list[int]:
         return list(self._deal.scores or ())
 
     def deal(self) -> Deal:
         return self._deal
+
+
+def encoder_for(rules: Rules) -> Callable[[Deal, int, Match | None], np.ndarray]:
+    """The encoder of the engine play's observations under ``rules``: :func:`barbu_env.observation.encode`, or
+    for Barbu King with one pack the same arrays by a compiled kernel (:func:`barbu_env.vector.king.king_encode`,
+    imports numba; six-player King's second copies, R11.5, take the reference encoder)."""
+    if not rules.king or rules.two_packs:
+        return encode
+    from .vector.king import king_encode
+
+    return king_encode
 
 
 def _mirror_step(*args: Any) -> int:
@@ -158,20 +178,13 @@ class CompiledPlay:
     """The deal as the compiled copy ``mirror`` (shared by the plays of one env: one deal in play at a time).
     Build one with :meth:`start` (deal mode) or :meth:`load` (a match's deal)."""
 
-    def __init__(self, mirror: Any, fresh: Deal | None, setup: tuple, match: Match | None = None) -> None:
+    def __init__(self, mirror: Any, fresh: Deal | None, setup: tuple) -> None:
         self._mirror = mirror
         self._buf, self._row, self._mask = mirror._buf, mirror.row, mirror.mask
-        self._fresh = fresh  # the fresh Deal, or None: then Deal.from_hands(*setup) builds it
+        self.fresh = fresh  # the fresh Deal, or None: then Deal.from_hands(*setup) builds it
         self._setup = setup
         self.seat = mirror.seat
         self.actions: list[int] = []
-        self._parts: list[list[tuple[int, np.ndarray]]] = []  # match mode: each seat's match blocks
-        if match is not None:
-            spans = match_spans(match.rules)
-            blocks = match_blocks(match)
-            self._parts = [[(a, o[a:b]) for a, b in spans] for o in blocks]
-            if self.seat >= 0:
-                self._patch(self._row, self.seat)
 
     @classmethod
     def start(cls, mirror: Any, hands: list[int], declarer: int, contract: str | None, drawn: bool) -> CompiledPlay:
@@ -186,16 +199,12 @@ class CompiledPlay:
 
     @classmethod
     def load(cls, mirror: Any, deal: Deal, match: Match | None = None) -> CompiledPlay | None:
-        """The fresh ``deal`` (a match's current deal), or None where the mirror cannot copy it (an R2.4
-        tie-break deal is played under other rules)."""
+        """The fresh ``deal`` (``match``'s current deal, whose match blocks the observations show), or None where
+        the mirror cannot copy it (an R2.4 tie-break deal is played under other rules)."""
         if deal.rules is not mirror.tables.rules:
             return None
-        mirror.load(deal)
-        return cls(mirror, deal, (), match)
-
-    def _patch(self, row: np.ndarray, seat: int) -> None:
-        for a, values in self._parts[seat]:
-            row[a : a + len(values)] = values
+        mirror.load(deal, None if match is None else match_rows(match))
+        return cls(mirror, deal, ())
 
     def apply(self, action: int) -> bool:
         s = _mirror_step(self._buf, self._row, self._mask, action)
@@ -203,17 +212,12 @@ class CompiledPlay:
             return False
         self.actions.append(action)
         self.seat = s
-        if self._parts and s >= 0:
-            self._patch(self._row, s)
         return True
 
     def observe(self, seat: int) -> np.ndarray:
         if seat == self.seat:
             return self._row
-        o = self._mirror.observe(seat)
-        if self._parts:
-            self._patch(o, seat)
-        return o
+        return self._mirror.observe(seat)
 
     def mask(self) -> np.ndarray:
         return self._mask
@@ -221,9 +225,18 @@ class CompiledPlay:
     def scores(self) -> list[int]:
         return self._mirror.scores.tolist()
 
+    def record(self, number: int) -> DealRecord:
+        """The finished deal's record as deal ``number`` of a match (``Match.score_deal``), from the compiled copy:
+        no ``Deal`` is built."""
+        if self.fresh is None:
+            raise ValueError("record() gives the record of a match's deal: load the play with CompiledPlay.load")
+        text, doubles, contract_scores, settlement, scores = self._mirror.result()
+        return DealRecord(number, self.fresh.declarer, text, tuple(doubles), tuple(contract_scores),
+                          tuple(settlement), tuple(scores))  # fmt: skip
+
     def deal(self) -> Deal:
         """A new ``Deal``: the fresh deal rebuilt (or cloned) and the actions replayed on it."""
-        d = self._fresh.clone() if self._fresh is not None else Deal.from_hands(*self._setup)
+        d = self.fresh.clone() if self.fresh is not None else Deal.from_hands(*self._setup)
         for a in self.actions:
             d.apply(a)
         return d

@@ -28,6 +28,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -80,6 +81,22 @@ class PolicyNet(nn.Module):
         logits = self.policy(z)
         logits = torch.where(mask.bool(), logits, torch.finfo(logits.dtype).min)
         return logits, self.value(z).squeeze(-1)
+
+
+def flat_policy(net: PolicyNet) -> tuple[np.ndarray, np.ndarray]:
+    """``(weights, layout)``: the trunk's linear layers then the policy head, as the kernel of
+    :mod:`barbu_env.vector.jit.policy` reads them (per layer its transposed weight then its bias, float32;
+    ``layout[k]`` = offset, inputs, outputs of layer k)."""
+    layers = [m for m in net.trunk if isinstance(m, nn.Linear)] + [net.policy]
+    parts: list[np.ndarray] = []
+    layout, off = [], 0
+    for m in layers:
+        w = m.weight.detach().numpy().astype(np.float32).T.ravel()
+        b = m.bias.detach().numpy().astype(np.float32)
+        layout.append((off, m.in_features, m.out_features))
+        parts += [w, b]
+        off += w.size + b.size
+    return np.concatenate(parts), np.array(layout, np.int64)
 
 
 def save_checkpoint(path: str | Path, net: PolicyNet, contract: str, config: dict[str, Any],

@@ -58,21 +58,41 @@ Total :data:`OBS_SIZE` = 1228 (:data:`NUM_BITS` = 1187 binary entries, then 41 n
 checked against :data:`BLOCKS` by a test. The function reads only engine state, so a batched
 engine can reproduce it bit for bit.
 
-Barbu King (R11) has its own layout, :func:`layout` ``(rules)``: the same blocks with ``n`` rows per
-seat block (``n = rules.players``, 3..5, relative seat ``r`` is absolute ``(observer + r) % n``),
-``trick_no`` of ``max(13, hand size)`` entries, without the blocks that are always empty in King
-(``trump``, ``doubles``, ``doubled_done``, ``must_double``, ``extra_deal``, ``outstanding``), and with
-one more binary block after ``remaining``:
+Other rules have their own layout, :func:`layout` ``(rules)``, made of the same blocks; :func:`layout` of
+four-player classic rules without ``positive`` is exactly the table above.
+
+- **n seats** (classic Barbu for 3 or 5 players, R12; Barbu King for 3 to 6, R11.4, R11.5): every ``[r][x]`` block
+  has ``n`` rows, relative seat ``r`` being absolute seat ``(observer + r) % n`` (offsets +1 … +(n−1),
+  R12.2); ``doubles``, ``finished`` and ``outstanding`` are ``n`` rows of ``n``; ``trick_no`` has
+  ``max(13, hand size)`` entries (17 for three players with 52 cards).
+- **option positive** (R10.3): one more binary block after ``rules``, ``positive`` (4 entries: ``no_tricks``,
+  ``no_hearts``, ``no_queens``, ``salad``, each 1 when that contract is played with negated points); with a
+  positive salad the contract blocks (``contract``, ``available`` and each row of ``remaining``) have a
+  12th entry, ``anti_salad``.
+- **Barbu King** (R11): no blocks that are always empty in King (``trump``, ``doubles``, ``doubled_done``,
+  ``must_double``, ``extra_deal``, ``outstanding``), and one more binary block after ``remaining``:
 
 ==================  ======  ==================================================================
 king                3       ``short``, ``choose`` (R11.3), and 1 for Barbu King (points are bad:
                             ``points`` and ``totals`` keep the game's sign, positive = bad)
 ==================  ======  ==================================================================
 
-Sizes: 951 entries for 3 players, 1186 for 4, 1427 for 5 (a test checks the blocks).
-In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come
-(R11.2) and ``available`` the contract of this deal. :func:`layout` of classic rules is exactly the
-table above.
+- **six-player King** (R11.5, two packs): the card blocks say "at least one copy", and four more binary
+  blocks after ``king`` say "both copies", so they tell how many copies of each card are where:
+
+==================  ======  ==================================================================
+hand2               52      own hand holds both copies of the card
+played2             312     [r][card] seat r has played both copies
+captured2           312     [r][card] seat r's tricks hold both copies
+unseen2             52      both copies are unseen (neither in own hand nor played)
+==================  ======  ==================================================================
+
+In King's fixed order ``remaining`` holds, for every seat, the contracts of the deals still to come (R11.2)
+and ``available`` the contract of this deal.
+
+Sizes: classic Barbu 977 for 3 players, 1228 for 4, 1489 for 5 (973 for 3 players with 32 cards); with
+option ``positive`` 4 more (1232 at four players), 6 + n more with a positive salad (1238 for positive1..3);
+Barbu King 951 for 3 players, 1186 for 4, 1427 for 5, 2402 for 6. A test checks these against :func:`layout`.
 
 :func:`encode` is the one reference encoder, block by block for any layout. The compiled kernels
 (:mod:`barbu_env.vector`) write the classic layout from the batched state; tests check them against
@@ -83,15 +103,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache, cached_property
+from typing import Any
 
 import numpy as np
 
-from .cards import SUIT_MASK
-from .contracts import CONTRACT_NAMES
+from .cards import FULL_DECK, SECOND, SUIT_MASK
+from .contracts import ANTI_SALAD, CONTRACT_NAMES
 from .engine.deal import Deal
 from .engine.doubling import doubling_order
 from .engine.match import OBLIGATION, Match
-from .rules import BOOL_OPTIONS, CHOICES, Rules
+from .rules import BOOL_OPTIONS, CHOICES, POSITIVE_CHOICES, Rules
 
 NUM_SEATS = 4
 CARDS = 52
@@ -148,7 +169,9 @@ NUM_BLOCKS: tuple[tuple[str, int, float, float], ...] = (
 )
 
 
-_CONTRACT_INDEX = {n: i for i, n in enumerate(CONTRACT_NAMES)}
+#: Entry of each contract in the contract-indexed blocks (``contract``, ``available``, ``remaining``): the order of
+#: ``CONTRACT_NAMES``, then ``anti_salad`` (R10.3), which only the layouts of rules with a positive salad hold.
+_CONTRACT_INDEX = {n: i for i, n in enumerate((*CONTRACT_NAMES, ANTI_SALAD))}
 
 
 _RULES_BITS: dict[int, tuple[Rules, int]] = {}
@@ -176,11 +199,24 @@ def rules_bits(rules: Rules) -> int:
 
 @cache
 def names_bits(names: tuple[str, ...]) -> int:
+    """The contract names as bits in the contract-indexed blocks' order (``anti_salad`` last, R10.3)."""
     bits = 0
     for n in names:
         if n in _CONTRACT_INDEX:
             bits |= 1 << _CONTRACT_INDEX[n]
     return bits
+
+
+@cache
+def positive_bits(positive: tuple[str, ...]) -> int:
+    """The ``positive`` block (R10.3) as an int: bit i for ``POSITIVE_CHOICES[i]`` negated."""
+    return sum(1 << i for i, n in enumerate(POSITIVE_CHOICES) if n in positive)
+
+
+def _name_flags(names: tuple[str, ...], k: int) -> tuple[int, ...]:
+    """``names_bits(names)`` as one 0 or 1 per contract entry of a layout with ``k`` of them."""
+    bits = names_bits(names)
+    return tuple(bits >> i & 1 for i in range(k))
 
 
 def block(obs: np.ndarray, name: str) -> np.ndarray:
@@ -192,14 +228,20 @@ def block(obs: np.ndarray, name: str) -> np.ndarray:
 # ================================================================================= any layout (King, n seats)
 #: Blocks that Barbu King never fills (no trumps, no doubling, no tie-break deal: R11.1).
 _NOT_IN_KING = ("trump", "doubles", "doubled_done", "must_double", "extra_deal", "outstanding")
-#: Per-seat blocks: (name, entries per seat row); ``n`` rows for ``n`` seats. Blocks of n x n entries
+#: Per-seat blocks: (name, entries per seat row); ``n`` rows for ``n`` seats (``remaining``: one entry per
+#: contract of the layout, :data:`_PER_CONTRACT`). Blocks of n x n entries
 #: (``doubles``, ``finished``, ``outstanding``) have ``n`` rows of ``n``.
 _SEAT_ROWS = {"played": CARDS, "trick": CARDS, "captured": CARDS, "excluded": CARDS, "void": NUM_SUITS,
               "declarer": 1, "leader": 1, "to_move": 1, "doubled_done": 1, "must_double": 1,
               "remaining": NUM_CONTRACTS, "tricks_won": 1, "cards_left": 1, "points": 1, "passes": 1,
-              "totals": 1, "deals_left": 1}  # fmt: skip
+              "totals": 1, "deals_left": 1, "played2": CARDS, "captured2": CARDS}  # fmt: skip
 _SQUARE = ("doubles", "finished", "outstanding")
+#: Blocks with one entry per contract (``remaining``: one row of them per seat).
+_PER_CONTRACT = ("contract", "available", "remaining")
 KING_FLAGS = 3
+#: R11.5: the blocks of six-player King's second copies, after ``king``.
+TWO_PACK_BLOCKS: tuple[tuple[str, int], ...] = (("hand2", CARDS), ("played2", SEAT_CARDS), ("captured2", SEAT_CARDS),
+                                                ("unseen2", CARDS))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -225,6 +267,11 @@ class Layout:
         return {name: off for name, (off, _) in self.blocks.items()}
 
     @cached_property
+    def num_contracts(self) -> int:
+        """Entries per contract-indexed block: 11 (``CONTRACT_NAMES``), 12 with ``anti_salad`` (R10.3)."""
+        return self.blocks["contract"][1]
+
+    @cached_property
     def num_bits(self) -> int:
         return sum(s for _, s in self.bit_blocks)
 
@@ -241,6 +288,24 @@ class Layout:
         """The numeric match entries outside a match (``totals`` to the end): zeros."""
         return [0.0] * (self.size - self.offset["totals"])
 
+    @cached_property
+    def match_spans(self) -> tuple[tuple[int, int], ...]:
+        """``(start, end)`` of each run of adjacent :data:`MATCH_BLOCKS` entries."""
+        spans: list[list[int]] = []
+        for name in MATCH_BLOCKS:
+            if name in self.blocks:
+                off, size = self.blocks[name]
+                if spans and spans[-1][1] == off:
+                    spans[-1][1] = off + size
+                else:
+                    spans.append([off, off + size])
+        return tuple((a, b) for a, b in spans)
+
+    @cached_property
+    def match_entries(self) -> np.ndarray:
+        """The entries of :attr:`match_spans`, in order (the columns of :func:`match_rows`)."""
+        return np.concatenate([np.arange(a, b) for a, b in self.match_spans])
+
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` arrays of the observation space (binary entries in [0, 1])."""
         low = np.zeros(self.size, np.float32)
@@ -252,9 +317,11 @@ class Layout:
         return low, high
 
 
-def _resize(name: str, size: int, n: int, tricks: int) -> int:
+def _resize(name: str, size: int, n: int, tricks: int, contracts: int) -> int:
     if name in _SQUARE:
         return n * n
+    if name in _PER_CONTRACT:  # ``remaining``: one row per seat
+        return contracts * (n if name in _SEAT_ROWS else 1)
     if name in _SEAT_ROWS:
         return n * _SEAT_ROWS[name]
     if name == "trick_no":
@@ -263,13 +330,21 @@ def _resize(name: str, size: int, n: int, tricks: int) -> int:
 
 
 @cache
-def _layout(players: int, king: bool, tricks: int) -> Layout:
-    bits = [(name, _resize(name, size, players, tricks)) for name, size in BIT_BLOCKS
-            if not (king and name in _NOT_IN_KING)]  # fmt: skip
-    nums = [(name, _resize(name, size, players, tricks), lo, hi) for name, size, lo, hi in NUM_BLOCKS
+def _layout(players: int, king: bool, tricks: int, contracts: int, positive: bool) -> Layout:
+    """The layout over ``players`` seats with ``tricks`` entries of ``trick_no``, ``contracts`` entries per
+    contract-indexed block, and the ``positive`` block (R10.3) after ``rules`` when ``positive``."""
+    bits = []
+    for name, size in BIT_BLOCKS:
+        if not (king and name in _NOT_IN_KING):
+            bits.append((name, _resize(name, size, players, tricks, contracts)))
+        if name == "rules" and positive:
+            bits.append(("positive", len(POSITIVE_CHOICES)))
+    nums = [(name, _resize(name, size, players, tricks, contracts), lo, hi) for name, size, lo, hi in NUM_BLOCKS
             if not (king and name in _NOT_IN_KING)]  # fmt: skip
     if king:
         bits.append(("king", KING_FLAGS))
+    if players == 6:
+        bits += [(name, _resize(name, size, players, tricks, contracts)) for name, size in TWO_PACK_BLOCKS]
     return Layout(players, king, tuple(bits), tuple(nums))
 
 
@@ -278,15 +353,16 @@ _LAYOUTS_MAX = 64
 
 
 def layout(rules: Rules) -> Layout:
-    """The observation layout of ``rules``: the classic one (:data:`BLOCKS`, :data:`OBS_SIZE`) for
-    Barbu, Barbu King's for ``game="king"`` (see the module docstring). Cached per ``Rules`` object."""
+    """The observation layout of ``rules``: the classic one (:data:`BLOCKS`, :data:`OBS_SIZE`) for four-player
+    Barbu without ``positive``; ``rules.players`` rows per seat block, ``max(13, hand size)`` entries of
+    ``trick_no``, with option ``positive`` its block and with a positive salad ``anti_salad`` in the contract
+    blocks; Barbu King's blocks for ``game="king"`` (see the module docstring). Cached per ``Rules`` object."""
     hit = _LAYOUTS.get(id(rules))
     if hit is not None and hit[0] is rules:
         return hit[1]
-    if not rules.king:
-        lay = _layout(4, False, NUM_TRICKS_MAX)
-    else:
-        lay = _layout(rules.players, True, max(NUM_TRICKS_MAX, rules.hand_size))
+    contracts = NUM_CONTRACTS + ("salad" in rules.positive)
+    tricks = max(NUM_TRICKS_MAX, rules.hand_size)
+    lay = _layout(rules.players, rules.king, tricks, contracts, bool(rules.positive))
     if len(_LAYOUTS) >= _LAYOUTS_MAX:  # one entry per Rules object: bounded like _RULES_BITS
         _LAYOUTS.clear()
     _LAYOUTS[id(rules)] = (rules, lay)  # holds ``rules``, so its id is not reused while cached
@@ -294,7 +370,7 @@ def layout(rules: Rules) -> Layout:
 
 
 #: The classic layout (the table above).
-CLASSIC = _layout(NUM_SEATS, False, NUM_TRICKS_MAX)
+CLASSIC = _layout(NUM_SEATS, False, NUM_TRICKS_MAX, NUM_CONTRACTS, False)
 #: ``BLOCKS[name] = (offset, size)`` for every block of the classic layout.
 BLOCKS: dict[str, tuple[int, int]] = CLASSIC.blocks
 NUM_BITS = CLASSIC.num_bits
@@ -312,22 +388,9 @@ def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
 MATCH_BLOCKS = ("is_match", "remaining", "totals", "deal_no", "deals_left", "outstanding")
 
 
-@cache
-def _match_spans(lay: Layout) -> tuple[tuple[int, int], ...]:
-    spans: list[list[int]] = []
-    for name in MATCH_BLOCKS:
-        if name in lay.blocks:
-            off, size = lay.blocks[name]
-            if spans and spans[-1][1] == off:
-                spans[-1][1] = off + size
-            else:
-                spans.append([off, off + size])
-    return tuple((a, b) for a, b in spans)
-
-
 def match_spans(rules: Rules) -> tuple[tuple[int, int], ...]:
     """``(start, end)`` of each run of adjacent :data:`MATCH_BLOCKS` entries in the layout of ``rules``."""
-    return _match_spans(layout(rules))
+    return layout(rules).match_spans
 
 
 def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | None = None) -> np.ndarray:
@@ -343,8 +406,10 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     at = lay.offset
     rel = [(seat + r) % n for r in range(n)]
     hand, played, deck, excluded = deal.hands[seat], deal.played, deal.deck, deal.excluded
-    x = hand << at["hand"] | (deck & ~hand & ~played) << at["unseen"]
     open_ = deck & ~played & ~hand  # the cards another seat may hold, before what it showed (R5.4)
+    if n == 6:  # R11.5: a copy of a card may be unseen while the other is held or played
+        open_ = deal.unseen(seat) & FULL_DECK
+    x = hand << at["hand"] | open_ << at["unseen"]
     for r, s in enumerate(rel):
         x |= deal.played_by[s] << (at["played"] + CARDS * r)
         x |= deal.captured[s] << (at["captured"] + CARDS * r)
@@ -381,7 +446,7 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
             for r in range(n):
                 if deal.must_double >> rel[r] & 1:
                     x |= 1 << (at["must_double"] + r)
-        for s in doubling_order(deal.declarer)[: deal.double_step]:
+        for s in doubling_order(deal.declarer, n)[: deal.double_step]:
             x |= 1 << (at["doubled_done"] + (s - seat) % n)
     x |= names_bits(tuple(deal.available)) << at["available"]
     if deal.hearts_broken:
@@ -390,59 +455,66 @@ def encode(deal: Deal, seat: int, match: Match | None = None, out: np.ndarray | 
     for place, s in enumerate(deal.finished):
         x |= 1 << (at["finished"] + n * ((s - seat) % n) + place)
     x |= rules_bits(deal.rules) >> RULES << at["rules"]
+    if "positive" in at:
+        x |= positive_bits(deal.rules.positive) << at["positive"]
     if lay.king:
         rules = deal.rules
         x |= (rules.short | rules.choose << 1 | 4) << at["king"]
+    if n == 6:
+        x |= _second_copies(deal, seat, rel, at)
     nt = float(deal.num_tricks)
     tw, hands, pts, passes = deal.tricks_won, deal.hands, deal.points, deal.passes
+    if n == 6:
+        hands = [deal.held(s) for s in range(n)]  # copies masks: bit_count() counts both copies
     numeric = [tw[s] / nt for s in rel] + [hands[s].bit_count() / nt for s in rel]
     numeric += [pts[s] / POINT_SCALE for s in rel] + [passes[s] / nt for s in rel]
-    if match is None:
-        numeric += lay.no_match
-    else:
-        bits, values = _match_part(_match_facts(match), rel, lay)
-        x |= bits
-        numeric += values
-    return _assemble(x, numeric, lay, out)
+    obs = _assemble(x, numeric + lay.no_match, lay, out)
+    if match is not None:
+        obs[lay.match_entries] = match_rows(match)[seat]
+    return obs
 
 
-def _match_facts(match: Match) -> tuple:
-    """What the match blocks show, by absolute seat: contracts still to declare (as bits), totals, the deal number,
-    deals left as declarer and (with doubling) the doubles each seat owes each declarer (R6.4)."""
-    n = match.n
-    remaining = [names_bits(tuple(match.remaining_contracts(s))) for s in range(n)]
-    left = [k / match.per_declarer for k in match.deals_left(min(match.deal_no, match.num_deals))]
-    owed = [match.outstanding(d) for d in range(n)]
-    return remaining, match.totals, match.deal_no / match.num_deals, left, owed
-
-
-def _match_part(facts: tuple, rel: list[int], lay: Layout) -> tuple[int, list[float]]:
-    """The match blocks (constant within a deal) seen from ``rel[0]``: binary entries as an int, numeric as a list."""
-    remaining, totals, deal_no, left, owed = facts
-    at = lay.offset
-    x = 1 << at["is_match"]
+def _second_copies(deal: Deal, seat: int, rel: list[int], at: dict[str, int]) -> int:
+    """The binary blocks of the second copies (R11.5): own hand, played and captured by each seat, unseen."""
+    d: Any = deal  # a TwoPackDeal
+    x = d.hands2[seat] << at["hand2"] | d.unseen(seat) >> SECOND << at["unseen2"]
     for r, s in enumerate(rel):
-        x |= remaining[s] << (at["remaining"] + NUM_CONTRACTS * r)
-    numeric = [totals[s] / POINT_SCALE for s in rel]
-    numeric.append(deal_no)
-    numeric += [left[s] for s in rel]
-    if "outstanding" in at:
-        for d in rel:
-            numeric += [owed[d][s] / OBLIGATION for s in rel]
-    return x, numeric
+        x |= d.played2_by[s] << (at["played2"] + CARDS * r)
+        x |= d.captured2[s] << (at["captured2"] + CARDS * r)
+    return x
 
 
-def match_blocks(match: Match) -> list[np.ndarray]:
-    """Each seat's observation with only the :data:`MATCH_BLOCKS` filled (the rest 0), as :func:`encode`."""
+def match_rows(match: Match) -> np.ndarray:
+    """Each seat's entries of the match blocks (``Layout.match_entries``: ``is_match`` and the contracts each
+    relative seat has still to declare, then the totals, the deal number, each seat's deals left as declarer
+    and, with doubling, the doubles each seat still owes each declarer, R6.4), float32 [players, entries].
+    Gathered from the facts by absolute seat (:func:`_match_gather`)."""
+    n = match.n
     lay = layout(match.rules)
-    n = lay.players
-    facts = _match_facts(match)
-    zeros = [0.0] * (lay.offset["totals"] - lay.num_bits)
-    out = []
-    for seat in range(n):
-        bits, values = _match_part(facts, [(seat + r) % n for r in range(n)], lay)
-        out.append(_assemble(bits, zeros + values, lay, None))
-    return out
+    facts = [1.0]
+    for s in range(n):
+        facts += _name_flags(tuple(match.remaining_contracts(s)), lay.num_contracts)
+    facts += [t / POINT_SCALE for t in match.totals]
+    facts.append(match.deal_no / match.num_deals)
+    facts += [k / match.per_declarer for k in match.deals_left(min(match.deal_no, match.num_deals))]
+    owed = "outstanding" in lay.blocks
+    if owed:
+        facts += [k / OBLIGATION for d in range(n) for k in match.outstanding(d)]
+    return np.array(facts)[_match_gather(n, owed, lay.num_contracts)].astype(np.float32)
+
+
+@cache
+def _match_gather(n: int, owed: bool, k: int) -> np.ndarray:
+    """``[seat, j]``: the fact (:func:`match_rows`' list: is_match, remaining by absolute seat and contract, totals,
+    deal number, deals left, owed by declarer and seat) at match entry ``j`` of ``seat``'s observation (``k``
+    entries per contract block)."""
+    rot = (np.arange(n)[:, None] + np.arange(n)) % n  # rot[seat, r]: the absolute seat of relative seat r
+    totals = 1 + n * k
+    parts = [np.zeros((n, 1), int), (1 + k * rot[:, :, None] + np.arange(k)).reshape(n, -1),
+             totals + rot, np.full((n, 1), totals + n), totals + n + 1 + rot]  # fmt: skip
+    if owed:
+        parts.append((totals + 2 * n + 1 + n * rot[:, :, None] + rot[:, None, :]).reshape(n, -1))
+    return np.concatenate(parts, axis=1)
 
 
 def _assemble(x: int, numeric: list[float], lay: Layout, out: np.ndarray | None) -> np.ndarray:
@@ -464,5 +536,5 @@ def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
 
 __all__ = [
     "BIT_BLOCKS", "BLOCKS", "MATCH_BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "Layout", "block", "block_of",
-    "encode", "layout", "match_spans", "observation_bounds",
+    "encode", "layout", "match_rows", "match_spans", "observation_bounds",
 ]  # fmt: skip

@@ -1,10 +1,10 @@
 """Game records: one JSON format for a played deal or match, written while playing and checked by replay.
 
-A record holds the rule options, the seed, the seats' players, and per deal the declarer, the four hands,
-the contract the deal started with (``"set_contract"``: fixed by the caller or by Barbu King's order, R11.1;
+A record holds the rule options, the seed, the seats' players, and per deal the declarer, the hands, the
+contract the deal started with (``"set_contract"``: fixed by the caller or by Barbu King's order, R11.1;
 ``null`` when the declarer declares it as an action, R3), every action as ``[seat, name]`` (names of
-:func:`barbu_env.action_name`), the contract played and the scores (contract + settlement, R8.1); a match
-record adds the totals and the winners (R2.4, R8.3)::
+:func:`barbu_env.action_name` at the rules' player count, R12.2), the contract played and the scores
+(contract + settlement, R8.1); a match record adds the totals and the winners (R2.4, R8.3)::
 
     {"format": "barbu_env.record", "version": 1, "kind": "deal", "rules": {"ravage_city": true},
      "seed": 7, "first_declarer": 0, "players": ["human", "heuristic", "heuristic", "random"],
@@ -33,7 +33,7 @@ from typing import Any, TypeGuard
 import numpy as np
 from pettingzoo.utils import BaseWrapper
 
-from .actions import action_id, action_name
+from .actions import action_id, action_names, naming_players
 from .cards import format_mask
 from .engine import Deal, Match
 from .rules import Rules, rules_from_dict
@@ -279,13 +279,14 @@ def replay(record: GameRecord | dict[str, Any], source: str | None = None) -> It
                 raise RecordError(f"the deal is over but the record has {len(log.actions) - i} more action(s)",
                                   source, k, i)  # fmt: skip
             try:
-                a = action_id(name)
+                a = action_id(name, naming_players(rec.rules))
             except ValueError as e:
                 raise RecordError(str(e), source, k, i) from None
             if seat != deal.current_player:
                 raise RecordError(f"seat {seat} plays {name!r} but seat {deal.current_player} is on move", source, k, i)
             if not deal.is_legal(a):
-                legal = ", ".join(action_name(x) for x in deal.legal_actions())
+                names = action_names(rec.rules)
+                legal = ", ".join(names[x] for x in deal.legal_actions())
                 raise RecordError(f"illegal action {name!r} for seat {seat}: legal are {legal}", source, k, i)
             deal.apply(a)
             yield Step(k, i, seat, a, deal, match)
@@ -401,7 +402,8 @@ class RecordingEnv(BaseWrapper):
 
     def _start_deal(self) -> None:
         deal = self._recorded = self.env.unwrapped.deal
-        self.record.deals.append(DealLog(deal.declarer, hands_text(deal.hands), deal.contract_text))
+        self.record.deals.append(DealLog(deal.declarer, hands_text([deal.held(s) for s in range(deal.n)]),
+                                         deal.contract_text))  # fmt: skip
 
     def step(self, action: Any) -> None:
         raw = self.env.unwrapped
@@ -412,7 +414,7 @@ class RecordingEnv(BaseWrapper):
             return
         seat = raw.agent_name_mapping[agent]
         self.env.step(action)  # raises on an illegal action (nothing recorded then)
-        self.record.deals[-1].actions.append((seat, action_name(int(action))))
+        self.record.deals[-1].actions.append((seat, action_names(raw.rules)[int(action)]))
         if deal.is_over or raw.deal is not deal:
             self._end_deal(deal)
 

@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
-from .actions import action_name
+from .actions import action_names
 from .cards import format_card, format_mask
 from .engine.deal import Deal, Phase
 from .engine.match import Match
+from .rules import Rules
 
 #: Accepted values of ``render_hands``: whose hands the view shows.
 HAND_CHOICES = ("current", "all", "none")
+
+
+def variant_title(rules: Rules) -> str | None:
+    """The classic Barbu variant as the views head it, None for four players without ``positive``: the player
+    count (R12) and the contracts played with negated points (R10.3), e.g. ``"Barbu, 3 players"``."""
+    if rules.king or (rules.players == 4 and not rules.positive):
+        return None
+    parts = [f"{rules.players} players"] if rules.players != 4 else []
+    if rules.positive:
+        parts.append("positive " + ", ".join(rules.positive))
+    return "Barbu, " + "; ".join(parts)
+
+
+def positive_mark(deal: Deal) -> str:
+    """``" (positive)"`` when the deal's contract is played with negated points (R10.3), else ``""``."""
+    return " (positive)" if deal.contract is not None and deal.contract.name in deal.rules.positive else ""
 
 
 def render_text(deal: Deal, match: Match | None = None, hands: str = "current", symbols: bool = True) -> str:
@@ -19,13 +36,17 @@ def render_text(deal: Deal, match: Match | None = None, hands: str = "current", 
     if deal.rules.king:
         r = deal.rules
         opts = "".join(f", {o}" for o in ("short", "choose") if getattr(r, o))
-        lines.append(f"Barbu King ({n} players{opts}): points are bad, the lowest total wins")
+        packs = ", two packs" if r.two_packs else ""  # R11.5
+        lines.append(f"Barbu King ({n} players{packs}{opts}): points are bad, the lowest total wins")
+    title = variant_title(deal.rules)
+    if title is not None:
+        lines.append(title)
     if match is not None:
         head = f"deal {match.deal_no + 1}/{match.num_deals}" if not match.is_over else "match over"
         lines.append(f"{head}   totals: " + "  ".join(f"P{s} {t:+d}" for s, t in enumerate(match.totals)))
         if match.winners is not None:
             lines.append("winners: " + ", ".join(f"P{s}" for s in match.winners))
-    contract = deal.contract_text or "(to be declared)"
+    contract = (deal.contract_text or "(to be declared)") + positive_mark(deal)
     dealer = ""
     if match is not None and deal.rules.king and not match.is_over:
         dealer = f"dealer P{match.dealer_of(match.deal_no)}   "  # R11.1: the declarer is on its left
@@ -53,17 +74,18 @@ def render_text(deal: Deal, match: Match | None = None, hands: str = "current", 
     for s in range(n):
         mark = ">" if s == on_move else " "
         row = (
-            f"{mark}P{s}  cards {deal.hands[s].bit_count():2d}  tricks {deal.tricks_won[s]:2d}  "
+            f"{mark}P{s}  cards {deal.held(s).bit_count():2d}  tricks {deal.tricks_won[s]:2d}  "
             f"points {deal.points[s]:+4d}"
         )
         if deal.phase == Phase.FANTAN or deal.passes[s]:
             row += f"  passes {deal.passes[s]}"
         if hands == "all" or (hands == "current" and s == on_move):
-            row += "   " + format_mask(deal.hands[s], symbols)
+            row += "   " + format_mask(deal.held(s), symbols)  # a card held twice (R11.5) shows twice
         lines.append(row)
     if deal.is_over and deal.scores is not None:
         lines.append("deal scores: " + "  ".join(f"P{s} {v:+d}" for s, v in enumerate(deal.scores)))
     elif on_move >= 0:
         legal = deal.legal_actions()
-        lines.append(f"P{on_move} to move: " + " ".join(action_name(a) for a in legal))
+        names = action_names(deal.rules)
+        lines.append(f"P{on_move} to move: " + " ".join(names[a] for a in legal))
     return "\n".join(lines)

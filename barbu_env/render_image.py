@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .cards import RANKS, cards_of
+from .cards import RANKS, copies_cards
 from .engine.deal import Deal, Phase
 from .engine.match import Match
+from .render import positive_mark, variant_title
 
 WIDTH, HEIGHT = 800, 560
 _FELT, _FELT_DARK, _INK, _CARD, _BACK = (22, 96, 56), (16, 72, 42), (245, 245, 235), (250, 250, 246), (60, 70, 140)
@@ -86,7 +87,8 @@ def _card(d: ImageDraw.ImageDraw, x: float, y: float, c: int | None, w: int = _C
 def _anchor(seat: int, n: int) -> tuple[float, float]:
     """Where seat ``seat`` sits: seat 0 at the bottom, the next seats clockwise as seen from above (R1.3)."""
     a = math.radians(270 - 360 * seat / n)
-    return WIDTH / 2 + 0.36 * WIDTH * math.cos(a), HEIGHT / 2 - 0.38 * HEIGHT * math.sin(a)
+    rx = 0.42 if n == 6 else 0.36  # six 17-card hands (R11.5) need the room
+    return WIDTH / 2 + rx * WIDTH * math.cos(a), HEIGHT / 2 - 0.38 * HEIGHT * math.sin(a)
 
 
 def _contract_label(deal: Deal) -> str:
@@ -97,7 +99,7 @@ def _contract_label(deal: Deal) -> str:
     if deal.fantan_rank >= 0:
         name = "Domino" if deal.rules.king else "Fantan"
         return f"{name} from {RANKS[deal.fantan_rank].replace('T', '10')}"
-    return deal.contract.name.replace("_", " ").capitalize()
+    return deal.contract.name.replace("_", " ").capitalize() + positive_mark(deal)
 
 
 def render_image(deal: Deal, match: Match | None = None, hands: str = "current") -> np.ndarray:
@@ -108,7 +110,7 @@ def render_image(deal: Deal, match: Match | None = None, hands: str = "current")
     d.ellipse([70, 70, WIDTH - 70, HEIGHT - 70], fill=_FELT_DARK)
     n = deal.n
     small, big = _font(13), _font(17)
-    title = f"Barbu King, {n} players: lowest total wins" if deal.rules.king else "Barbu"
+    title = f"Barbu King, {n} players: lowest total wins" if deal.rules.king else variant_title(deal.rules) or "Barbu"
     d.text((12, 8), title, font=big, fill=_INK)
     d.text((12, 30), f"{_contract_label(deal)}  ·  declarer P{deal.declarer}", font=small, fill=_GOLD)
     phase = f"phase: {Phase(deal.phase).name.lower()}"
@@ -134,8 +136,8 @@ def render_image(deal: Deal, match: Match | None = None, hands: str = "current")
 def _seat(d: ImageDraw.ImageDraw, deal: Deal, s: int, face_up: bool, moving: bool) -> None:
     """Seat ``s``: its label line (tricks, points, doubles) over its hand."""
     x, y = _anchor(s, deal.n)
-    hand = cards_of(deal.hands[s])
-    step = 20 if len(hand) <= 13 else 17
+    hand = copies_cards(deal.held(s))  # a card held twice (R11.5) is drawn twice
+    step = 20 if len(hand) <= 13 else 17 if deal.n < 6 else 14
     width = _CW + step * max(len(hand) - 1, 0)
     left = min(max(x - width / 2, 8), WIDTH - 8 - width)
     top = min(max(y - _CH / 2, 100), HEIGHT - _CH - 8)

@@ -6,9 +6,9 @@ with :func:`load_rules`; unknown keys and values are errors that list the valid 
 
 Barbu King (R11) is the same engine with ``game="king"``: its contracts are rows of the same table
 (:mod:`barbu_env.contracts`) and its schedule is data (:class:`barbu_env.engine.Match`); ``players``
-(3, 4 or 5, R11.4), ``short`` and ``choose`` (R11.3) apply to it only. ``positive`` (R10.3) negates
-some negative contracts of classic Barbu; with a positive salad the negative one is played too, as
-``anti_salad``.
+(3, 4 or 5, R11.4; 6 with two packs, R11.5), ``short`` and ``choose`` (R11.3) apply to it only.
+``positive`` (R10.3) negates some negative contracts of classic Barbu; with a positive salad the negative
+one is played too, as ``anti_salad``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .cards import DECK32, FULL_DECK
+from .cards import DECK32, FULL_DECK, KING_OF_HEARTS
 
 #: Allowed values of each string option.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -39,9 +39,11 @@ BOOL_OPTIONS = ("ace_plays_again", "ravage_city", "salad")
 #: Options of the game itself (R11), kept apart from ``CHOICES``/``BOOL_OPTIONS`` because the classic
 #: observation's ``rules`` block is laid out from those two (its size must not change).
 GAMES = ("barbu", "king")
-PLAYER_COUNTS = (3, 4, 5)
+PLAYER_COUNTS = (3, 4, 5, 6)
 #: R12.1: seat counts of classic Barbu (``game="barbu"``).
 BARBU_PLAYER_COUNTS = (3, 4, 5)
+#: R11.4 / R11.5: seat counts of Barbu King (six players play with two packs).
+KING_PLAYER_COUNTS = (3, 4, 5, 6)
 KING_BOOL_OPTIONS = ("short", "choose")
 #: Options that Barbu King (R11) does not have: (name, the only value allowed with ``game="king"``).
 _NOT_IN_KING = (("ravage_city", False), ("salad", False), ("scoring", "classic"), ("doubling", "off"),
@@ -68,7 +70,7 @@ class Rules:
     scoring: str = "classic"  # R10.1: "classic" (R4), "basic52" or "basic32" (32-card deck)
     salad: bool = False  # R10.2: the Salad contract (No tricks+hearts+queens+King in one deal)
     game: str = "barbu"  # R11: "barbu" (R1-R10) or "king" (Barbu King: 8 fixed deals, lowest total wins)
-    players: int = 4  # R1.3 / R11.4 / R12.1: number of seats, 3, 4 or 5
+    players: int = 4  # R1.3 / R11.4 / R11.5 / R12.1: number of seats, 3, 4 or 5 (6: Barbu King only)
     short: bool = False  # R11.3: King with deals 1-5 only (no Take tricks, No first or last, Domino)
     choose: bool = False  # R11.3: King where the dealer is declarer and chooses each contract once
     positive: tuple[str, ...] = ()  # R10.3: negative contracts played with every point negated
@@ -132,8 +134,9 @@ class Rules:
         if self.game == "barbu":
             if self.players not in BARBU_PLAYER_COUNTS:
                 raise ValueError(
-                    f"players={self.players} is not a count of classic Barbu: expected one of {BARBU_PLAYER_COUNTS} "
-                    "(R12.1)"
+                    f"bad value {self.players!r} for rule option 'players' with game='barbu': classic Barbu has "
+                    f"{BARBU_PLAYER_COUNTS} seats (R12.1); six players play Barbu King with two packs (game='king', "
+                    "R11.5)"
                 )
             if self.ravage_city and self.players != 4:
                 raise ValueError(
@@ -176,15 +179,26 @@ class Rules:
         return _deck(self.scoring == "basic32", self.players, self.game)
 
     @property
+    def deck2(self) -> int:
+        """Bitmask of the cards in play twice: with six players of Barbu King (R11.5, two packs) every card but
+        2♣ and K♥ (the Barbu, one copy, has K♥'s id); 0 otherwise."""
+        return _TWO_PACKS_SECOND if self.two_packs else 0
+
+    @property
+    def two_packs(self) -> bool:
+        """True for six-player Barbu King (R11.5): two packs, so a hand may hold two copies of a card."""
+        return self.players == 6
+
+    @property
     def deck_size(self) -> int:
         """Cards in play: 52, 32 for ``basic32`` (R10.1), 51 or 50 for 3 or 5 players (R11.4, R12.1), 30
-        for ``basic32`` at 3 or 5."""
-        return self.deck.bit_count()
+        for ``basic32`` at 3 or 5, 102 for six-player King (R11.5, both copies counted)."""
+        return self.deck.bit_count() + self.deck2.bit_count()
 
     @property
     def hand_size(self) -> int:
         """Cards per player and tricks per deal: 13, 8 with 32 cards, 17 / 10 for 3 / 5 players (10 / 6 with
-        32 cards)."""
+        32 cards), 17 for six-player King (R11.5)."""
         return self.deck_size // self.players
 
     def replace(self, **changes: Any) -> Rules:
@@ -206,6 +220,8 @@ REMOVED_CARDS: dict[int, int] = {3: _2D, 5: _2C | _2D}
 REMOVED_CARDS_32: dict[int, int] = {3: _7C | _7D, 5: _7C | _7D}
 #: R11.4: cards Barbu King takes out of the pack by player count (2♣ for 3 players, 2♣ and 2♦ for 5).
 KING_REMOVED_CARDS: dict[int, int] = {3: _2C, 5: _2C | _2D}
+#: R11.5: the cards of the second pack with six players of King: all but 2♣ and K♥ (the Barbu is the only K♥).
+_TWO_PACKS_SECOND = FULL_DECK & ~_2C & ~(1 << KING_OF_HEARTS)
 
 OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))
 PRESET_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
@@ -225,6 +241,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "king_choose": {"game": "king", "doubling": "off", "choose": True},
     "king3": {"game": "king", "doubling": "off", "players": 3},
     "king5": {"game": "king", "doubling": "off", "players": 5},
+    "king6": {"game": "king", "doubling": "off", "players": 6},
     "classic3": {"players": 3},
     "classic5": {"players": 5},
     "positive1": {"salad": True, "positive": ("no_tricks", "salad")},

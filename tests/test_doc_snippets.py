@@ -38,14 +38,17 @@ def test_readme_quick_start_runs(tmp_path, monkeypatch):
     assert sum(env.deal.scores) == -24  # No queens: four queens at -6 each (R4)
 
 
-def test_section_has_the_four_snippets():
+#: The framework of each snippet, in order (RLlib: deal mode, then match mode).
+SNIPPETS = ("sb3_contrib", "torchrl", "wrappers.rllib", "wrappers.rllib", "tianshou")
+
+
+def test_section_has_the_five_snippets():
     blocks = snippets()
-    assert len(blocks) == 4
-    assert [next(k for k in NEEDS if k in b) for b in blocks] == list(NEEDS)
+    assert [next(k for k in NEEDS if k in b) for b in blocks] == list(SNIPPETS)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("index", range(4), ids=["sb3", "torchrl", "rllib", "tianshou"])
+@pytest.mark.parametrize("index", range(5), ids=["sb3", "torchrl", "rllib", "rllib_match", "tianshou"])
 def test_snippet_runs(index, tmp_path, monkeypatch):
     code = snippets()[index]
     for key, module in NEEDS.items():
@@ -71,6 +74,8 @@ def test_snippet_runs(index, tmp_path, monkeypatch):
             ray.shutdown()
     if "tianshou" in code:  # the trainer stepped the envs and finished whole deals
         assert namespace["result"].train_step >= 300 and namespace["result"].train_episode >= 1
+    if "ModuleAgent" in code:  # the trained policy played a whole match: 28 deals in the score sheet
+        assert namespace["env"].unwrapped.match.is_over and len(namespace["env"].unwrapped.match.records) == 28
     if "export_policies" in code:
         assert sorted(p.name for p in (tmp_path / "runs/readme_rllib/policies").iterdir()) == [
             "no_queens.pt",

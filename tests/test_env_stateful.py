@@ -24,7 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 import barbu_env
 from barbu_env import Deal, Match, Phase
-from barbu_env.actions import NUM_ACTIONS, PASS
+from barbu_env.actions import PASS
 from barbu_env.engine.deal import deal_hands
 from barbu_env.observation import encode
 
@@ -95,7 +95,7 @@ class EnvMachine(RuleBasedStateMachine):
     def illegal_step(self, data):
         deal = self._deal()
         legal = set(deal.legal_actions())
-        a = data.draw(st.sampled_from([x for x in range(NUM_ACTIONS) if x not in legal]))
+        a = data.draw(st.sampled_from([x for x in range(self.env.unwrapped.num_actions) if x not in legal]))
         agent, seat = self.env.agent_selection, deal.current_player
         refused = self.illegal_action == "raise" or (self.illegal_action == "renege" and deal.phase == Phase.DECLARE)
         if refused:

@@ -72,6 +72,30 @@ def test_card_actions_are_the_agents_choices_row_by_row():
         make("checkpoints:greedy=false").card_actions("no_hearts", obs, mask)
 
 
+def test_one_row_logits_do_not_depend_on_torch_threads():
+    """``card_actions`` redoes its near ties one row at a time on one torch thread: the logits of a one-row pass
+    are those of the two-thread pass ``choose`` makes in a default process on two cores."""
+    torch = pytest.importorskip("torch")
+    from barbu_env.agents import make
+    from barbu_env.vector import VectorDeals
+
+    agent = make("checkpoints")
+    v = VectorDeals("no_queens", "classic", batch=32, seed=4)
+    v.reset()
+    threads = torch.get_num_threads()
+    try:
+        for _ in range(8):
+            obs, mask, _ = v.observe()
+            got = {}
+            for k in (1, 2):
+                torch.set_num_threads(k)
+                got[k] = [agent._logits(agent.nets["no_queens"], obs[i : i + 1], mask[i : i + 1]) for i in range(32)]
+            np.testing.assert_array_equal(np.concatenate(got[1]), np.concatenate(got[2]))
+            v.step(v.heuristic_actions())
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_engine_selection():
     cfg, made = ev.make_config(["heuristic", "random"], contracts="all", boards=1)
     assert select_engine(cfg, "auto", made)[0] == "batched"

@@ -8,6 +8,7 @@ env's reward logic are also checked without a training run.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 
 import numpy as np
@@ -17,6 +18,7 @@ import barbu_env
 from barbu_env.cards import cards_of
 from barbu_env.observation import block
 from barbu_env.wrappers import BarbuSingleAgentEnv
+from barbu_env.wrappers.common import supported_variants
 
 
 @pytest.fixture
@@ -58,6 +60,10 @@ def test_gymnasium_check_env_passes():
     env = BarbuSingleAgentEnv(opponents="heuristic", rules="king5", seed=0)
     check_env(env, skip_render_check=True)
     assert env.observation_space.shape == (1427,) and len(env.opponents) == 4  # R11.4: 5 seats
+    for rules, size, actions in (("classic3", 977, 83), ("classic5", 1489, 95), ("positive1", 1238, 88)):
+        env = BarbuSingleAgentEnv(opponents="heuristic", rules=rules, seed=0)  # R12, R10.3
+        check_env(env, skip_render_check=True)
+        assert env.observation_space.shape == (size,) and env.action_space.n == actions == len(env.action_masks())
 
 
 @pytest.mark.parametrize(
@@ -79,6 +85,11 @@ def test_gymnasium_check_env_passes():
         ({"mode": "deal", "rules": "king3", "opponents": "heuristic"}, 8),
         ({"mode": "deal", "rules": "king5", "opponents": ["random"] * 4, "contracts": ["no_hearts", "fantan"]}, 8),
         ({"mode": "match", "rules": "king3", "short": True, "opponents": "heuristic", "seat": 1}, 1),
+        # classic Barbu for 5 players (R12) and positive scoring (R10.3): their own layouts and action counts
+        ({"mode": "deal", "rules": "classic5", "opponents": ["random"] * 4, "contracts": ["no_king", "fantan"]}, 8),
+        ({"mode": "deal", "rules": "positive1", "opponents": "random", "contracts": ["anti_salad", "no_tricks"]}, 8),
+        # match mode, normalize: every deal's points over the rules' largest |contract total| (30 in basic32)
+        ({"mode": "match", "rules": "basic32", "normalize": True, "opponents": "heuristic", "seat": 3}, 1),
     ],
 )
 def test_single_agent_rewards_are_the_learners_own_points(kwargs, episodes):
@@ -98,7 +109,8 @@ def test_single_agent_rewards_are_the_learners_own_points(kwargs, episodes):
             total += reward
         raw, seat = env.raw, env.seat
         expected = raw.match.totals[seat] if raw.match is not None else raw.deal.scores[seat]
-        assert total == pytest.approx(raw.rules.score_sign * expected)
+        scale = 30 if kwargs.get("normalize") else 1
+        assert total == pytest.approx(raw.rules.score_sign * expected / scale)
         assert info["points"] == expected
         assert env.observation_space.contains(env._obs())
         if raw.match is None:
@@ -230,6 +242,21 @@ def test_torchrl_match_rewards(one_torch_thread):
         assert td["next", f"player_{i}", "reward"].sum().item() == pytest.approx(raw.match.totals[i])
 
 
+@pytest.mark.parametrize(("rules", "actions"), [("positive1", 88), ("positive3", 88)])
+def test_torchrl_variants_rewards_and_masks(one_torch_thread, rules, actions):
+    """Positive scoring (R10.3) through TorchRL: the env's action count (``declare:anti_salad``) reaches its specs,
+    and reward sums are the deal scores."""
+    one_torch_thread.manual_seed(2)
+    env = _torchrl_env(mode="deal", rules=rules, declarer="random")
+    raw = env._env.unwrapped
+    agents = raw.possible_agents
+    for _ in range(2):
+        td = env.rollout(400, break_when_any_done=True)
+        assert td[agents[0], "action_mask"].shape[-1] == actions
+        for i, a in enumerate(agents):
+            assert td["next", a, "reward"].sum().item() == pytest.approx(raw.deal.scores[i])
+
+
 # ================================================================== RLlib
 def _rllib_episode(env, rng):
     from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
@@ -264,6 +291,14 @@ def _rllib_episode(env, rng):
         {"mode": "match", "rules": "basic32", "seed": 2},
         {"mode": "deal", "rules": "king5", "contracts": ["no_tricks", "fantan"], "agent_ids": "contract", "seed": 3},
         {"mode": "match", "rules": "king3", "short": True, "seed": 4},  # R11.3, R11.4
+        {
+            "mode": "deal",
+            "rules": "positive2",
+            "contracts": ["anti_salad", "salad"],
+            "agent_ids": "contract",
+            "seed": 6,
+        },  # R10.3
+        {"mode": "match", "rules": "king3", "short": True, "normalize": True, "seed": 5},  # / 310, King's Salad
     ],
 )
 def test_rllib_env_rewards_reach_every_seat(config):
@@ -277,7 +312,8 @@ def test_rllib_env_rewards_reach_every_seat(config):
         sums, returns, episode = _rllib_episode(env, rng)
         raw = env.raw
         sign = raw.rules.score_sign  # R11: King's rewards are minus the points
-        scores = [sign * p for p in (raw.match.totals if raw.match is not None else raw.deal.scores)]
+        scale = 310 if config.get("normalize") else 1  # normalize in match mode: the rules' largest |total|
+        scores = [sign * p / scale for p in (raw.match.totals if raw.match is not None else raw.deal.scores)]
         ids = env.agents
         assert len(ids) == raw.num_players
         assert [sums[a] for a in ids] == pytest.approx(scores)
@@ -296,7 +332,7 @@ def test_rllib_env_errors():
     with pytest.raises(ValueError, match="contracts"):
         BarbuMultiAgentEnv({"mode": "deal", "agent_ids": "contract"})
     with pytest.raises(ValueError, match="mode='deal'"):
-        BarbuMultiAgentEnv({"mode": "match", "normalize": True})
+        BarbuMultiAgentEnv({"mode": "match", "contracts": ["no_queens"]})
     env = BarbuMultiAgentEnv({"mode": "deal", "contract": "no_queens"})
     obs, _ = env.reset(seed=0)
     ((aid, o),) = obs.items()
@@ -351,15 +387,248 @@ def test_rllib_one_training_iteration_and_export(tmp_path, one_torch_thread):
         assert int(logits[0].argmax()) in np.flatnonzero(legal)
 
 
-def test_adapters_refuse_untested_variants_saying_what_they_accept() -> None:
-    """A game or player count the adapters are not tested with (e.g. a 6-player King) is refused with the list
-    of accepted ones; every variant the rules accept today passes."""
-    from types import SimpleNamespace
+# ================================================================== every variant the env observes, in every adapter
+#: (game, players) of every variant the adapters accept: what the env has an observation layout for (R11.4, R12)
+VARIANTS = [(g, n) for g, counts in supported_variants().items() for n in counts]
+#: Variants the rules define that the env may refuse: classic Barbu at 3 / 5 (R12), option positive (R10.3),
+#: Barbu King at 6 (R11.5)
+CANDIDATES = [{"rules": "classic3"}, {"rules": "classic5"}, {"rules": "positive1"}, {"rules": "king", "players": 6}]
 
-    from barbu_env.wrappers.common import SUPPORTED, check_supported
 
-    for preset in ("classic", "basic32", "ravage_city", "king", "king3", "king5", "king_short", "king_choose"):
-        check_supported(barbu_env.load_rules(preset), "BarbuMultiAgentEnv")
-    with pytest.raises(ValueError, match=r"6 players: it accepts game='barbu' with players in \(4,\); game='king'"):
-        check_supported(SimpleNamespace(game="king", players=6), "BarbuSingleAgentEnv")
-    assert SUPPORTED == {"barbu": (4,), "king": (3, 4, 5)}
+def _variant(game: str, players: int) -> dict:
+    return {"rules": "king" if game == "king" else "classic", "players": players}
+
+
+def test_supported_variants_are_the_envs():
+    """The adapters accept what the env observes: classic Barbu and Barbu King at 3 to 5 seats (R11.4, R12)."""
+    assert {("barbu", 3), ("barbu", 4), ("barbu", 5), ("king", 3), ("king", 4), ("king", 5)} <= set(VARIANTS)
+    for game, n in VARIANTS:
+        env = barbu_env.env(mode="deal", **_variant(game, n))
+        assert env.unwrapped.num_players == n and env.unwrapped.rules.game == game
+
+
+@pytest.mark.parametrize(("game", "players"), VARIANTS)
+def test_every_adapter_plays_every_variant(one_torch_thread, game, players):
+    """One deal (declared in-episode, R3) of each accepted variant through the SB3 wrapper, RLlib's env,
+    TorchRL's and Tianshou's PettingZoo wrappers: each returns the env's observation layout and mask, and
+    the rewards sum to the engine's deal scores (King's rewards are minus the points, R11)."""
+    kwargs = {"mode": "deal", **_variant(game, players)}
+    rng = np.random.default_rng(players)
+    sb3 = BarbuSingleAgentEnv(opponents="heuristic", seed=players, **kwargs)
+    obs, _ = sb3.reset()
+    size = sb3.raw.observation_space("player_0")["observation"].shape[0]
+    assert obs.shape == (size,) and len(sb3.opponents) == players - 1
+    total, done = 0.0, False
+    while not done:
+        _, r, done, _, _ = sb3.step(_random_masked(rng, sb3.action_masks()))
+        total += r
+    sign = sb3.raw.rules.score_sign
+    assert total == pytest.approx(sign * sb3.raw.deal.scores[sb3.seat])
+
+    if importlib.util.find_spec("ray") is not None:
+        from barbu_env.wrappers.rllib import BarbuMultiAgentEnv
+
+        rl = BarbuMultiAgentEnv({**kwargs, "seed": players})
+        sums, returns, _ = _rllib_episode(rl, rng)
+        expected = [sign * p for p in rl.raw.deal.scores]
+        assert [sums[a] for a in rl.agents] == pytest.approx(expected) == [returns[a] for a in rl.agents]
+        assert rl.observation_spaces["player_0"]["observations"].shape == (size,)
+        assert rl.action_spaces["player_0"].n == sb3.action_space.n == sb3.raw.action_space("player_0").n
+
+    if importlib.util.find_spec("torchrl") is not None:
+        env = _torchrl_env(**kwargs)
+        td = env.rollout(1000, break_when_any_done=True)
+        deal = env._env.unwrapped.deal
+        assert deal.is_over
+        for i in range(players):
+            assert td["next", f"player_{i}", "reward"].sum().item() == pytest.approx(sign * deal.scores[i])
+            assert td[f"player_{i}", "observation", "observation"].shape[-1] == size
+
+    if importlib.util.find_spec("tianshou") is not None:
+        from tianshou.env import PettingZooEnv
+
+        env = PettingZooEnv(barbu_env.env(**kwargs))
+        o, _ = env.reset(seed=players)
+        total_rewards, done = np.zeros(players), False
+        while not done:
+            raw = env.env.unwrapped
+            assert o["obs"].shape == (size,) and o["agent_id"] == raw.agent_selection
+            assert np.flatnonzero(o["mask"]).tolist() == raw.deal.legal_actions()
+            o, rew, done, trunc, _ = env.step(_random_masked(rng, o["mask"]))
+            total_rewards += rew
+            assert not trunc
+        assert total_rewards.tolist() == pytest.approx([sign * p for p in env.env.unwrapped.deal.scores])
+
+
+@pytest.mark.parametrize("kwargs", CANDIDATES, ids=lambda k: "-".join(map(str, k.values())))
+def test_adapters_refuse_what_the_env_cannot_observe_saying_what_they_accept(kwargs):
+    """A variant is accepted by every adapter exactly when the env accepts it; a refusal names the adapter, what
+    is wrong and the accepted variants (TorchRL and Tianshou wrap ``barbu_env.env``, whose own error refuses)."""
+    try:
+        barbu_env.env(mode="deal", **kwargs)
+    except ValueError as e:
+        reason = str(e)
+    else:
+        reason = None
+    if reason is None:  # the env observes it: so do the adapters
+        BarbuSingleAgentEnv(**kwargs)
+        return
+    accepted = "; ".join(f"game={g!r} with players in {c}" for g, c in supported_variants().items())
+    observable = "observation" in reason  # refused by the env, not by the rules themselves (Rules lists the counts)
+    assert ("the env supports" in reason) if observable else ("expected one of" in reason)
+    adapters = [BarbuSingleAgentEnv]
+    if importlib.util.find_spec("ray") is not None:
+        from barbu_env.wrappers.rllib import BarbuMultiAgentEnv
+
+        adapters.append(lambda **kw: BarbuMultiAgentEnv(kw))
+    for adapter in adapters:
+        with pytest.raises(ValueError) as err:
+            adapter(**kwargs)
+        assert reason in str(err.value)
+        if observable:
+            assert str(err.value).startswith(("BarbuSingleAgentEnv cannot", "BarbuMultiAgentEnv cannot"))
+            assert accepted in str(err.value)
+
+
+# ================================================================== RLlib match mode: one policy for every decision
+def _play_match(env, agents, rng_seed=0):
+    """Play ``env`` (match mode) to its end, ``agents[seat]`` choosing for each seat; returns the decisions made
+    by action kind and seat: ``{"declare": [...], "double": [...], "card": [...], "pass": [...]}`` of (seat, id)."""
+    from barbu_env.actions import DOUBLE_BASE, PASS
+
+    env.reset(seed=rng_seed)
+    raw = env.unwrapped
+    kinds: dict[str, list[tuple[int, int]]] = {"declare": [], "double": [], "card": [], "pass": []}
+    for name in env.agent_iter():
+        if env.terminations[name] or env.truncations[name]:
+            env.step(None)
+            continue
+        seat = raw.agent_name_mapping[name]
+        action = agents[seat].act(env, name)
+        kind = (
+            "card" if action < PASS else "pass" if action == PASS else "declare" if action < DOUBLE_BASE else "double"
+        )
+        kinds[kind].append((seat, action))
+        env.step(action)
+    assert raw.match.is_over
+    return kinds
+
+
+def _check_match_decisions(raw, kinds, seats) -> None:
+    """The declarations and doubling decisions of ``seats`` are the ones the score sheet holds: one declaration
+    per deal by its declarer, each declarer's contracts distinct (R2.1, R3.1); one doubling decision per player
+    and deal (R6.1, classic doubling), and a seat doubled someone exactly when it chose a doubling action other
+    than "none" (R6)."""
+    from barbu_env.actions import DOUBLE_BASE
+
+    records = raw.match.records
+    assert [s for s, _ in kinds["declare"]] == [r.declarer for r in records if r.declarer in seats]
+    for seat in seats:
+        mine = [r.contract.split(":")[0] for r in records if r.declarer == seat]
+        assert sorted(mine) == sorted(raw.match.table)  # every contract once: 7 in basic32, 5 in short King
+    if raw.rules.doubling == "off":
+        assert not kinds["double"]
+        return
+    assert len(kinds["double"]) == len(seats) * len(records)
+    doubled = sorted(s for r in records for s in seats if r.doubles[s])
+    assert sorted(s for s, a in kinds["double"] if a != DOUBLE_BASE) == doubled
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"rules": "basic32"},  # declarations and doubling (R3, R6), 32 cards: 28 short deals
+        {"rules": "king_choose", "players": 3, "short": True},  # R11.3: the dealer declares; no doubling in King
+    ],
+)
+def test_rllib_module_agent_plays_whole_matches_declaring_and_doubling(one_torch_thread, rules):
+    """A match-mode module (an untrained one, built from module_spec without Ray) plays every decision of
+    every seat of whole matches through ModuleAgent: the env raises on any illegal choice, and every
+    declaration and doubling decision in the score sheet is one the module chose."""
+    pytest.importorskip("ray.rllib")
+    from barbu_env.wrappers.rllib import BarbuMultiAgentEnv, ModuleAgent, module_spec
+
+    one_torch_thread.manual_seed(0)
+    module = module_spec((32,), BarbuMultiAgentEnv({"mode": "match", **rules})).build()
+    env = barbu_env.env(mode="match", **rules)  # illegal_action="raise"
+    n = env.unwrapped.num_players
+    agents = [ModuleAgent(module, seed=s, greedy=False) for s in range(n)]
+    kinds = _play_match(env, agents)
+    _check_match_decisions(env.unwrapped, kinds, set(range(n)))
+    assert kinds["declare"] and kinds["card"]
+    greedy = ModuleAgent(module)
+    assert greedy.spec == "rllib" and agents[0].spec == "rllib:greedy=False"
+    # greedy: the most likely legal action of the module's masked logits
+    env.reset(seed=1)
+    o = env.observe(env.agent_selection)
+    torch = one_torch_thread
+    batch = {"obs": {"observations": torch.as_tensor(o["observation"])[None],
+                     "action_mask": torch.as_tensor(o["action_mask"], dtype=torch.float32)[None]}}  # fmt: skip
+    with torch.no_grad():
+        logits = module.forward_inference(batch)["action_dist_inputs"][0]
+    assert greedy.act(env, env.agent_selection) == int(logits.argmax())
+
+
+def test_rllib_module_agent_and_match_config_errors():
+    pytest.importorskip("ray.rllib")
+    from barbu_env.wrappers.rllib import BarbuMultiAgentEnv, ModuleAgent, masked_ppo_config, module_spec
+
+    with pytest.raises(ValueError, match="contracts=None"):
+        masked_ppo_config(["no_queens"], {"mode": "match"})
+    module = module_spec((8,), BarbuMultiAgentEnv({"mode": "match", "rules": "king3"})).build()
+    env = barbu_env.env(mode="match")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="1228"):  # trained on King's 3-seat layout, asked to play classic Barbu
+        ModuleAgent(module).act(env, env.agent_selection)
+    with pytest.raises(ValueError, match=r"plays through barbu_env\.env"):  # an InfoState has no match blocks
+        ModuleAgent(module).act_deal(env.unwrapped.deal)
+    # the agent spec "rllib:source=CHECKPOINT" (barbu-eval, barbu_env.agents.make)
+    from barbu_env.agents import make
+
+    with pytest.raises(ValueError, match=r"agent 'rllib' needs option\(s\) \['source'\]"):
+        make("rllib")
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['samples'\] for agent 'rllib'.*'source', 'module'"):
+        make("rllib:source=x,samples=3")
+    with pytest.raises(ValueError, match="'nowhere' is not an RLlib algorithm checkpoint"):
+        make("rllib:source=nowhere")
+    with pytest.raises(ValueError, match=r"no RLlib module 'trumps'.*\['shared'\]"):
+        from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
+
+        ModuleAgent(MultiRLModule(rl_module_specs={"shared": module_spec((8,), BarbuMultiAgentEnv({}))}), "trumps")
+
+
+@pytest.mark.slow
+def test_rllib_match_mode_trains_and_the_policy_plays_whole_matches(tmp_path, one_torch_thread):
+    """training/rllib_train.py --mode match, tiny config: two PPO iterations on whole basic32 matches with one
+    shared policy (a match is about 1000 steps, so the second iteration finishes one) and one duplicate match
+    against the heuristic through barbu-eval (agent "rllib:source=CHECKPOINT"); the trained policy, loaded
+    from its RLlib checkpoint, plays whole matches against the heuristic making its own declarations and
+    doubling decisions."""
+    pytest.importorskip("ray.rllib")
+    from barbu_env.agents import make
+    from training.rllib_train import build_parser, train
+
+    args = build_parser().parse_args(
+        ["--mode", "match", "--rules", "basic32", "--iterations", "2", "--train-batch", "600", "--minibatch", "200",
+         "--epochs", "1", "--hidden", "32", "--num-cpus", "1", "--out", str(tmp_path), "--eval-boards", "1"]
+    )  # fmt: skip
+    out = train(args)
+    last = out["last"]
+    assert last["env_steps"] >= 1200 and last["episodes"] >= 1 and set(last["module_return_mean"]) == {"shared"}
+    assert set(last["agent_return_mean"]) == {f"player_{i}" for i in range(4)}
+    assert out["policies"] == {}  # match mode: no per-contract checkpoints
+    evaluation = out["evaluation"]
+    assert evaluation["config"]["mode"] == "match" and evaluation["config"]["agents"][0] == (
+        f"rllib:source={out['checkpoint']}"
+    )
+    assert evaluation["finished"] == 1 and evaluation["contracts"]["match"]["boards"] == 1
+
+    trained = make(f"rllib:source={out['checkpoint']}")
+    env = barbu_env.env(mode="match", rules="basic32")
+    for seat in (0, 2):
+        agents = [trained if s == seat else make("heuristic", seed=s) for s in range(4)]
+        kinds = {k: [(s, a) for s, a in v if s == seat] for k, v in _play_match(env, agents, seat).items()}
+        assert len(kinds["declare"]) == 7 and len(kinds["double"]) == 28  # R2.1: 7 declarations; R6.1
+        _check_match_decisions(env.unwrapped, kinds, {seat})
+    with pytest.raises(ValueError, match="--mode match"):
+        train(build_parser().parse_args(["--mode", "match", "--contracts", "no_queens", "--out", str(tmp_path)]))

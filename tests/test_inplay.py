@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import barbu_env
+from barbu_env import inplay
 from barbu_env.contracts import contract_table
 from barbu_env.engine.deal import Deal, deal_hands
 from barbu_env.engine.match import Match
@@ -96,10 +97,12 @@ def test_compiled_play_equals_engine_play_options(options):
     assert _deal_mode(options, 2, deals=6) > 300
 
 
-@pytest.mark.parametrize("preset", ["classic", "rotate", "spanish", "basic32"])
+@pytest.mark.parametrize("preset", ["classic", "rotate", "spanish", "basic32", "ravage_city", "split"])
 def test_compiled_play_equals_engine_play_in_a_match(preset):
-    """A whole match (R2): each deal's compiled play, match blocks included, against the engine play."""
-    rules = load_rules(preset)
+    """A whole match (R2): each deal's compiled play, match blocks and record (R6.5, R6.6, R8.1, R9.1) included,
+    against the engine play."""
+    rules = load_rules("classic", doubling="declarer_only", undoubled_negative="split") if preset == "split" else (
+        load_rules(preset))  # fmt: skip
     mirror = mirror_for(rules)
     rng = np.random.default_rng(5)
     m = Match(rules, 3)
@@ -111,7 +114,38 @@ def test_compiled_play_equals_engine_play_in_a_match(preset):
             fast = EnginePlay(m.deal, m)
         _compare(fast, slow, 4, rng)
         m.deal = slow.deal()
-        m.end_deal()
+        rec = m.end_deal()
+        if isinstance(fast, CompiledPlay):  # the record from the compiled copy is the one read off the Deal
+            assert fast.record(rec.number) == rec
+
+
+@pytest.mark.parametrize("preset", ["king3", "king", "king5", "king_choose", "king_short"])
+def test_king_encoder_gives_the_reference_observation(preset):
+    """Barbu King's compiled encoder (the engine play's, ``inplay.encoder_for``) gives ``observation.encode``'s
+    array for every seat at every step of seeded deals and of a whole match (R11, its match blocks included)."""
+    rules = load_rules(preset)
+    king = inplay.encoder_for(rules)
+    assert king is not encode
+    rng = np.random.default_rng(7)
+    n = rules.players
+    looked = 0
+    for k in range(8):
+        d = Deal.from_hands(deal_hands(rng, rules), k % n, None, rules)
+        while True:
+            for s in range(n):
+                assert king(d, s, None).tobytes() == encode(d, s).tobytes(), (k, s, d.history)
+                looked += 1
+            if d.is_over:
+                break
+            legal = d.legal_actions()
+            d.apply(legal[rng.integers(len(legal))])
+    m = Match(rules, 2)
+    while not m.is_over:
+        for s in range(n):
+            assert king(m.deal, s, m).tobytes() == encode(m.deal, s, m).tobytes()
+        legal = m.legal_actions()
+        m.apply(legal[rng.integers(len(legal))])
+    assert looked > 300
 
 
 def test_no_compiled_play_for_king():

@@ -11,6 +11,7 @@ pyspiel = pytest.importorskip("pyspiel")
 
 import barbu_env  # noqa: E402
 import barbu_env.openspiel as bo  # noqa: E402
+from barbu_env.actions import action_id  # noqa: E402
 from barbu_env.contracts import contract_table  # noqa: E402
 from barbu_env.engine.deal import Deal  # noqa: E402
 from barbu_env.engine.match import Match  # noqa: E402
@@ -52,6 +53,18 @@ def test_registered_with_every_rule_option():
 
 
 @pytest.mark.parametrize(
+    ("rules", "actions", "name"),
+    [("classic3", 83, "double:+1+2"), ("classic5", 95, "double:+2+4"), ("positive1", 88, "declare:anti_salad"),
+     ("king3", 87, "pass")],
+)  # fmt: skip
+def test_action_space_follows_the_rules(rules, actions, name):
+    """R12.2 / R10.3: the game's action ids are those of the env (``num_actions``), named at its player count."""
+    game = bo.load(rules=rules)
+    assert game.num_distinct_actions() == actions == barbu_env.env(rules=rules).unwrapped.num_actions
+    assert game.new_initial_state().action_to_string(0, action_id(name, players=game.num_players())) == name
+
+
+@pytest.mark.parametrize(
     ("params", "message"),
     [
         ({"mode": "tournament"}, "expected one of ('deal', 'match')"),
@@ -76,15 +89,20 @@ def test_bad_parameters_say_what_is_allowed(params, message):
         {"contract": "fantan:7", "ace_plays_again": True},
         {"rules": "king5", "declarer": 2},
         {"rules": "king3", "short": True, "mode": "match"},  # R11.3: 5 deals of 17 cards
+        {"rules": "classic3", "declarer": 2},  # R12: 83 actions, doubling by offsets
+        {"rules": "classic5", "contract": "fantan:2"},  # R12.5: 2♣ and 2♦ out of the pack
+        {"rules": "positive1"},  # R10.3: declare:anti_salad is action 87
     ],
-    ids=["no_queens", "choice", "fantan", "king5", "king3_match"],
+    ids=["no_queens", "choice", "fantan", "king5", "king3_match", "classic3", "classic5", "positive1"],
 )
 def test_openspiel_random_sim_test(params):
     """OpenSpiel's own checks: legal actions and masks, chance outcomes, serialisation, tensors, returns."""
     pyspiel.random_sim_test(bo.load(**params), num_sims=2, serialize=True, verbose=False)
 
 
-@pytest.mark.parametrize("rules", ["classic", "ravage_city", "salad", "basic32", "king", "king5"])
+@pytest.mark.parametrize(
+    "rules", ["classic", "ravage_city", "salad", "basic32", "king", "king5", "classic3", "classic5", "positive3"]
+)
 def test_returns_sum_to_the_contract_total(rules):
     """E5: every contract's returns sum to its total (settlement is zero-sum, R6.5); the returns are the
     engine's deal scores for the same hands and actions, times the game's sign (R11: King's are negated)."""

@@ -122,6 +122,19 @@ def test_double_names_its_seats() -> None:
     assert action_text("double:left+right", 2).plain == "double:left+right (P3 P1)"
     assert action_text("double:none", 2).plain == "double:none"
     assert action_text("TH").plain == "10♥"
+    assert action_text("double:+1+4", 3, players=5).plain == "double:+1+4 (P4 P2)"  # R12.2: offsets
+
+
+def test_three_player_game_by_name() -> None:
+    """R12: a three-player deal through the Game: the human doubles by offset names; the deal plays out."""
+    game = Game(seat=1, agents=["random"], rules="classic3", contract="no_queens", seed=2)
+    game.advance()
+    assert game.legal() == ["double:none", "double:+1", "double:+2", "double:+1+2"]  # seat 1 first (R6.1)
+    events = game.play("double:+2")
+    assert events[0].action == "double:+2" and events[0].view["doubles"] == [[1, 0]]
+    while not game.over:
+        game.play(game.legal()[0])
+    assert game.raw.deal.is_over and len(game.raw.deal.scores) == 3
 
 
 def test_parse_move() -> None:

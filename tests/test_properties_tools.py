@@ -146,17 +146,17 @@ def test_yaml_configs_load_or_name_the_bad_key(tmp_path_factory, data) -> None:
     import yaml
 
     from training.common import load_config
-    from training.dmc import DMCConfig
+    from training.rollout_q import RolloutQConfig
 
     path = tmp_path_factory.mktemp("y") / "cfg.yaml"
     path.write_text(yaml.safe_dump(data))
     try:
         with time_limit(LIMIT_S):
-            cfg = load_config(DMCConfig, path)
+            cfg = load_config(RolloutQConfig, path)
     except (ValueError, TypeError) as e:
         assert names_something(str(e), *data), str(e)
         return
-    assert isinstance(cfg, DMCConfig)
+    assert isinstance(cfg, RolloutQConfig)
 
 
 @FAST
@@ -164,13 +164,13 @@ def test_yaml_configs_load_or_name_the_bad_key(tmp_path_factory, data) -> None:
 def test_yaml_config_text_loads_or_is_a_clear_error(tmp_path_factory, text) -> None:
     pytest.importorskip("torch")
     from training.common import load_config
-    from training.dmc import DMCConfig
+    from training.rollout_q import RolloutQConfig
 
     path = tmp_path_factory.mktemp("t") / "cfg.yaml"
     path.write_text(text)
     try:
         with time_limit(LIMIT_S):
-            load_config(DMCConfig, path)
+            load_config(RolloutQConfig, path)
     except (ValueError, TypeError) as e:
         assert str(e)
 

@@ -3,14 +3,20 @@ Seats: A=0 (declarer), B=1, C=2, D=3; B's right is A, C's across is A, D's left 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from helpers import legal_names, make_deal
+from pettingzoo.test import api_test, seed_test
 
-from barbu_env import Match, Rules, action_id, action_name, load_rules
+import barbu_env
+from barbu_env import Match, Rules, action_id, action_name, agents, load_rules
 from barbu_env.actions import ANTI_SALAD, NUM_ACTIONS, num_actions
 from barbu_env.contracts import contract_table
 from barbu_env.engine.deal import Deal
+from barbu_env.evaluation import evaluate
+from barbu_env.observation import block_of, encode
 
 #: A holds every spade and leads: each trick is one spade, one heart, one diamond, one club, all won by A.
 ALL_TO_A = [
@@ -135,3 +141,111 @@ def test_r10_3_match_obligation_and_totals() -> None:
         assert m.outstanding(decl) == [0, 0, 0, 0]
     assert m.totals == [sum(r.scores[s] for r in m.records) for s in range(4)]
     assert sorted(r.contract.split(":")[0] for r in m.records if r.declarer == 0) == sorted(contract_table(m.rules))
+
+
+# ------------------------------------------------------------------ the env, agents, evaluation (R10.3 in the env)
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+@pytest.mark.parametrize(("preset", "mode"), [("positive1", "deal"), ("positive1", "match"), ("positive3", "deal")])
+def test_r10_3_env_api_and_seed(preset: str, mode: str) -> None:
+    _quiet(api_test, barbu_env.env(rules=preset, mode=mode), num_cycles=400)
+    _quiet(seed_test, lambda: barbu_env.env(rules=preset, mode=mode), num_cycles=400)
+
+
+def test_r10_3_env_declares_and_observes_the_anti_salad() -> None:
+    """The env's 88 actions: ``declare:anti_salad`` (87) in the declarer's mask; the ``positive`` block names the
+    negated contracts; the contract blocks' 12th entry is the anti-salad (not R2.4's extra deal); A taking every
+    card is rewarded -100 in the anti-salad and +100 in the positive salad beside it."""
+    hands = [h.split() for h in ALL_TO_A]
+    for contract, reward in (("declare:anti_salad", -100.0), ("declare:salad", 100.0)):
+        e = barbu_env.env(rules="positive1", mode="deal", declarer=0)
+        e.reset(seed=0, options={"hands": hands})
+        rules = e.unwrapped.rules
+        o = e.observe("player_0")
+        assert e.action_space("player_0").n == 88 and o["action_mask"].shape == (88,) and o["action_mask"][87] == 1
+        assert block_of(o["observation"], "positive", rules).tolist() == [1, 0, 0, 1]  # no_tricks, salad
+        available = block_of(o["observation"], "available", rules)
+        assert available.shape == (12,) and available[11] == 1 and available[5] == 0  # no ravage_city
+        e.step(action_id(contract))
+        o = e.observe("player_1")["observation"]
+        assert np.flatnonzero(block_of(o, "contract", rules)).tolist() == [11 if "anti" in contract else 6]
+        assert block_of(o, "extra_deal", rules).tolist() == [0]
+        assert np.array_equal(o, encode(e.unwrapped.deal, 1))
+        total = dict.fromkeys(e.possible_agents, 0.0)
+        for ag in e.agent_iter():
+            obs, r, term, trunc, _ = e.last()
+            total[ag] += r
+            e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+        assert list(total.values()) == [reward, 0.0, 0.0, 0.0], contract
+
+
+def test_r10_3_match_remaining_holds_the_anti_salad() -> None:
+    """Match mode: each seat's ``remaining`` row has 12 entries, 9 contracts to declare (R10.3: one more per
+    declarer); once the declarer has played the anti-salad, its row no longer holds it."""
+    e = barbu_env.env(rules="positive2", declarer=2)
+    e.reset(seed=1, options={"contract": "anti_salad"})
+    rules = e.unwrapped.rules
+    rows = block_of(e.observe("player_2")["observation"], "remaining", rules).reshape(4, 12)
+    assert rows.sum(axis=1).tolist() == [9, 9, 9, 9] and rows[:, 11].tolist() == [1, 1, 1, 1]
+    while e.unwrapped.match.deal_no == 0:
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    rows = block_of(e.observe("player_2")["observation"], "remaining", rules).reshape(4, 12)
+    assert rows.sum(axis=1).tolist() == [8, 9, 9, 9] and rows[0, 11] == 0  # seat 2 is relative seat 0
+
+
+@pytest.mark.parametrize(("preset", "spec"), [("positive1", "random"), ("positive2", "heuristic"),
+                                             ("positive3", "heuristic")])  # fmt: skip
+def test_r10_3_agents_play_whole_matches(preset: str, spec: str) -> None:
+    """Agents play only legal actions through a whole match (36 deals); rewards sum to the totals (R8.3)."""
+    e = barbu_env.env(rules=preset)
+    e.reset(seed=3)
+    players = {a: agents.make(spec, seed=i) for i, a in enumerate(e.possible_agents)}
+    total = dict.fromkeys(e.possible_agents, 0.0)
+    for ag in e.agent_iter():
+        _, r, term, trunc, _ = e.last()
+        total[ag] += r
+        e.step(None if term or trunc else players[ag].act(e, ag))
+    m = e.unwrapped.match
+    assert m.is_over and len(m.records) == 36 and list(total.values()) == m.totals
+    assert {r.contract for r in m.records} >= {"anti_salad", "salad", "no_tricks"}
+
+
+def test_r10_3_pimc_plays_the_positive_contracts() -> None:
+    for contract in ("no_tricks", "salad", "anti_salad"):
+        e = barbu_env.env(rules="positive3", mode="deal", contract=contract)
+        e.reset(seed=2)
+        players = {a: agents.make("pimc:samples=2", seed=i) for i, a in enumerate(e.possible_agents)}
+        for ag in e.agent_iter():
+            _, _, term, trunc, _ = e.last()
+            e.step(None if term or trunc else players[ag].act(e, ag))
+        assert e.unwrapped.deal.is_over
+
+
+@pytest.mark.parametrize("preset", ["positive1", "positive2", "positive3"])
+def test_r10_3_barbu_eval(preset: str) -> None:
+    """barbu-eval runs the anti-salad, the positive salad and a negated No tricks of each preset."""
+    contracts = ["anti_salad", "salad", "no_tricks"]
+    s = evaluate(["heuristic", "random"], rules=preset, contracts=contracts, boards=2, seed=0)
+    assert list(s["contracts"]) == contracts
+    for row in s["contracts"].values():  # margins from the table mean: heuristic + 3 x random = 0
+        assert row["agents"]["heuristic"]["mean"] == pytest.approx(-3 * row["agents"]["random"]["mean"])
+
+
+def test_r10_3_render_and_what_refuses() -> None:
+    """render marks a negated contract; VectorDeals refuses ``positive`` listing what it supports; a checkpoint
+    refuses the 1238-entry layout naming both sizes."""
+    from barbu_env.vector import VectorDeals
+
+    e = barbu_env.env(rules="positive1", mode="deal", contract="no_tricks", render_mode="ansi", doubling="off")
+    e.reset(seed=0)
+    text = e.render().splitlines()
+    assert text[0] == "Barbu, positive no_tricks, salad" and "contract no_tricks (positive)" in text[1]
+    with pytest.raises(ValueError, match=r"positive=\('no_tricks', 'salad'\) is not supported.*positive=\[\(\)\]"):
+        VectorDeals("no_tricks", rules="positive1", batch=2)
+    net = agents.make("checkpoints/no_tricks.pt")
+    with pytest.raises(ValueError, match=r"reads 1228 observation entries and 87 actions, these rules have 1238 and"):
+        net.act(e, e.agent_selection)

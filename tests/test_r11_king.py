@@ -126,7 +126,7 @@ def test_presets_are_king_options() -> None:
     ("options", "words"),
     [
         ({"players": 6}, "'players'"),  # R12.1: 3, 4 or 5
-        ({"players": 6, "game": "king", "doubling": "off"}, "players"),
+        ({"players": 7, "game": "king", "doubling": "off"}, "players"),  # R11.4 / R11.5: 3 to 6
         ({"short": True}, "Barbu King option"),
         ({"choose": True}, "Barbu King option"),
         ({"game": "king"}, "doubling"),

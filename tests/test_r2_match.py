@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from helpers import SUIT_HANDS, legal_names
@@ -223,3 +225,29 @@ def test_redeal_replaces_an_unstarted_deal() -> None:
         m.redeal(SUIT_HANDS)
     with pytest.raises(ValueError, match="hand of seat 0 has 12 cards"):
         Match(Rules(), rng=0).redeal([h.rsplit(" ", 1)[0] if s == 0 else h for s, h in enumerate(SUIT_HANDS)])
+
+
+def test_score_deal_scores_a_record_as_end_deal_does() -> None:
+    """``Match.score_deal`` (a deal played elsewhere, R2.1, R3.1, R6.4, R8.3) leaves the score sheet ``end_deal``
+    leaves; it refuses another deal's record and the schedule's last deal, naming them."""
+    a, b = Match(Rules(), 4), Match(Rules(), 4)
+    rng = np.random.default_rng(4)
+    while a.deal_no + 1 < a.num_deals:
+        while not a.deal.is_over:
+            legal = a.deal.legal_actions()
+            a.deal.apply(legal[rng.integers(len(legal))])
+        b.deal = a.deal.clone()
+        rec = a.end_deal()
+        with pytest.raises(ValueError, match=f"scores deal {b.deal_no} .* got a record of deal {b.deal_no + 1}"):
+            b.score_deal(dataclasses.replace(rec, number=rec.number + 1))
+        b.score_deal(rec)
+        assert (b.records, b.totals, b.used, b.doubled, b.deal_no) == (
+            a.records,
+            a.totals,
+            a.used,
+            a.doubled,
+            a.deal_no,
+        )
+        assert b.deal.must_double == a.deal.must_double and b.deal.available == a.deal.available
+    with pytest.raises(ValueError, match="before the last of 28 deals"):
+        b.score_deal(dataclasses.replace(rec, number=b.deal_no))

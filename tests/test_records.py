@@ -28,7 +28,8 @@ def play_recorded(mode: str, rules: str, seed: int, **kwargs) -> RecordingEnv:
     ("mode", "rules", "kwargs"),
     [("deal", "classic", {}), ("deal", "ravage_city", {}), ("deal", "basic32", {"contract": "trumps:H"}),
      ("deal", "online", {"contract": "fantan:9"}), ("deal", "king5", {}), ("match", "classic", {}),
-     ("match", "king", {}), ("match", "king3", {}), ("match", "salad", {"tiebreak": "extra_deals"})],
+     ("match", "king", {}), ("match", "king3", {}), ("match", "salad", {"tiebreak": "extra_deals"}),
+     ("deal", "classic5", {}), ("match", "classic3", {}), ("deal", "positive1", {"contract": "anti_salad"})],
 )  # fmt: skip
 def test_round_trip(tmp_path: Path, mode: str, rules: str, kwargs: dict) -> None:
     """A recorded game saved to JSON loads back equal, and its replay ends with the env's scores (R8.1, R8.3)."""

@@ -22,9 +22,10 @@ import pytest
 from helpers import env_presets, random_env_play
 
 import barbu_env
+from barbu_env.rules import PRESETS
 
 SOAK_DEALS = int(os.environ.get("BARBU_SOAK_DEALS", "2000"))
-SOAK_MATCHES = int(os.environ.get("BARBU_SOAK_MATCHES", "13"))  # one per preset
+SOAK_MATCHES = int(os.environ.get("BARBU_SOAK_MATCHES", str(len(PRESETS))))  # one per preset
 WARM_UP = 0.2  # the share of a soak run before the first memory reading
 #: Blocks a soak may gain beyond its caches' growth (the interpreter's own bookkeeping), and per new cache entry
 #: (an entry's key, value and array headers).
@@ -34,8 +35,6 @@ BLOCKS_PER_ENTRY = 4
 
 def _all_decks() -> set[int]:
     """Every deck a deal can use: each preset at each player count it accepts (R1, R11.4, R12.1)."""
-    from barbu_env.rules import PRESETS
-
     decks = set()
     for name in PRESETS:
         for n in (3, 4, 5, 6):

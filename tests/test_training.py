@@ -13,18 +13,18 @@ from barbu_env import agents  # noqa: E402
 from barbu_env.evaluation import evaluate  # noqa: E402
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
-from training import dmc, ppo  # noqa: E402
+from training import ppo, rollout_q  # noqa: E402
 from training.common import load_config  # noqa: E402
-from training.dmc_selfplay import SelfPlayConfig  # noqa: E402
 from training.ppo import TrainConfig, tensors  # noqa: E402
+from training.rollout_q import RolloutQConfig  # noqa: E402
 from training.selfplay import HEURISTIC, LEARNER, SelfPlay  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize(("name", "cls"), [("smoke", dmc.DMCConfig), ("dmc", dmc.DMCConfig), ("full", dmc.DMCConfig),
-                                          ("ppo", TrainConfig), ("ppo_vector", TrainConfig),
-                                          ("default", SelfPlayConfig)])  # fmt: skip
+@pytest.mark.parametrize(("name", "cls"), [("smoke", RolloutQConfig), ("full", RolloutQConfig),
+                                          ("default", RolloutQConfig), ("ppo", TrainConfig),
+                                          ("ppo_vector", TrainConfig)])  # fmt: skip
 def test_shipped_configs_load(name: str, cls: type) -> None:
     cfg = load_config(cls, ROOT / "configs" / f"{name}.yaml")
     assert cfg.contracts
@@ -40,13 +40,13 @@ def test_unknown_config_key_lists_valid_keys(tmp_path: Path) -> None:
 
 
 def test_per_contract_settings_apply_to_their_contract_only(tmp_path: Path) -> None:
-    cfg = load_config(dmc.DMCConfig, None, ["states=10", "per_contract={trumps: {states: 20, bc_coef: 0.5}}"])
+    cfg = load_config(RolloutQConfig, None, ["states=10", "per_contract={trumps: {states: 20, bc_coef: 0.5}}"])
     assert cfg.for_contract("trumps").states == 20 and cfg.for_contract("trumps").bc_coef == 0.5
     assert cfg.for_contract("no_hearts").states == 10
     with pytest.raises(ValueError, match=r"per_contract.trumps: unknown .*\['learning_rate'\]"):
-        load_config(dmc.DMCConfig, None, ["per_contract={trumps: {learning_rate: 1}}"])
+        load_config(RolloutQConfig, None, ["per_contract={trumps: {learning_rate: 1}}"])
     with pytest.raises(ValueError, match="unknown contract"):
-        load_config(dmc.DMCConfig, None, ["per_contract={no_jokers: {states: 1}}"])
+        load_config(RolloutQConfig, None, ["per_contract={no_jokers: {states: 1}}"])
 
 
 def test_gae_with_terminal_reward_only() -> None:
@@ -74,11 +74,11 @@ def test_selfplay_records_only_learner_seats_and_rewards_their_scores() -> None:
 
 @pytest.mark.slow
 def test_smoke_config_end_to_end(tmp_path: Path) -> None:
-    """configs/smoke.yaml (DMC, what CI runs): train, save, reload through the agent protocol,
-    evaluate with barbu-eval's API, resume."""
-    cfg = load_config(dmc.DMCConfig, ROOT / "configs" / "smoke.yaml",
+    """configs/smoke.yaml (training/rollout_q.py, what CI runs): train, save, reload through the agent protocol,
+    evaluate with barbu-eval's API, resume to a longer run."""
+    cfg = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml",
                       [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}"])  # fmt: skip
-    paths = dmc.train(cfg)
+    paths = rollout_q.train(cfg)
     assert set(paths) == set(cfg.contracts)
     for contract in cfg.contracts:
         assert (tmp_path / "run" / contract / "metrics.csv").is_file()
@@ -89,8 +89,14 @@ def test_smoke_config_end_to_end(tmp_path: Path) -> None:
     assert agent.nets.keys() == set(cfg.contracts)
     summary = evaluate([str(tmp_path / "ck"), "heuristic"], contracts="no_queens", boards=2, seed=0)
     assert summary["contracts"]["no_queens"]["boards"] == 2
-    again = dmc.train(cfg, resume=True)  # data and finished epochs are reused
+    state = tmp_path / "run" / "no_queens" / "state.pt"
+    done = torch.load(state, weights_only=False)["states"]
+    assert done >= cfg.states
+    where = [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}", f"states={done + 2000}"]
+    longer = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml", where)
+    again = rollout_q.train(longer, resume=True)
     assert again.keys() == paths.keys()
+    assert torch.load(state, weights_only=False)["states"] >= done + 2000
 
 
 @pytest.mark.slow
@@ -118,41 +124,29 @@ def test_dmc_targets_are_rollout_returns_of_each_legal_action() -> None:
     assert np.all((target <= 0) & (target >= -1))  # No tricks: own score in [-26, 0] / 26, no doubles
 
 
-def test_dmc_data_extended_on_resume_equals_data_generated_at_once(tmp_path: Path, monkeypatch) -> None:
-    """--resume with more ``states`` than data.npz holds generates only the missing chunks, and the
-    result is the data a single run would have made; a changed recipe is refused."""
-    monkeypatch.setattr(dmc, "CHUNK", 5)
-    base = ["contracts=[trumps]", "workers=1", "label_prob=0.5", "hidden=[8]"]
+def test_holdout_gain_is_the_paired_target_difference_of_greedy_and_heuristic_moves() -> None:
+    from barbu_env.vector.encode import PACKED_BYTES, unpack_observations
 
-    def data(out: str, states: int, resume: bool, extra: tuple[str, ...] = ()) -> tuple:
-        cfg = load_config(dmc.DMCConfig, None, [*base, f"out_dir={tmp_path / out}", f"states={states}", *extra])
-        return dmc.Run(cfg, "trumps", resume).data(resume)
-
-    once = data("once", 12, False)
-    data("grown", 7, False)
-    grown = data("grown", 12, True)
-    assert len(grown[0]) == 12
-    for a, b in zip(once, grown):
-        assert torch.equal(a, b)
-    with pytest.raises(ValueError, match="generated with"):
-        data("grown", 14, True, ("double_prob=0.9",))
-
-
-def test_holdout_gain_is_the_paired_return_difference_of_greedy_and_heuristic_moves() -> None:
     torch.manual_seed(0)
     net = PolicyNet(hidden=(8,)).eval()
     rng = np.random.default_rng(0)
-    obs = rng.random((6, net.obs_size)).astype(np.float16)
+    bits = rng.integers(0, 256, (6, PACKED_BYTES)).astype(np.uint8)
+    numeric = rng.random((6, 16)).astype(np.float32)
     mask = np.zeros((6, 87), np.int8)
     mask[:, [3, 7, 52]] = 1
-    target = rng.random((6, 87)).astype(np.float32)
+    q = rng.random((6, 87)).astype(np.float16)
     with torch.no_grad():
-        q = net.policy(net.trunk(torch.from_numpy(obs).float())).numpy()
-    greedy = np.array([3, 7, 52])[q[:, [3, 7, 52]].argmax(1)]
-    assert dmc.holdout_gain(net, (obs, mask, target, greedy))[::2] == (0.0, 1.0)
+        logits = net.policy(net.trunk(torch.from_numpy(unpack_observations(bits, numeric)))).numpy()
+    greedy = np.array([3, 7, 52])[logits[:, [3, 7, 52]].argmax(1)]
+    part = {"bits": bits, "numeric": numeric, "mask": mask, "q": q, "teacher": greedy}
+    got = rollout_q.holdout(net, part)
+    assert got["holdout/gain_vs_heuristic"] == 0.0 and got["holdout/agreement"] == 1.0
     other = np.where(greedy == 3, 7, 3)
-    gain, _, agree = dmc.holdout_gain(net, (obs, mask, target, other))
-    assert agree == 0.0 and np.isclose(gain, np.mean(target[np.arange(6), greedy] - target[np.arange(6), other]))
+    got = rollout_q.holdout(net, part | {"teacher": other})
+    qf, rows = q.astype(np.float32), np.arange(6)
+    assert got["holdout/agreement"] == 0.0
+    assert np.isclose(got["holdout/gain_vs_heuristic"], np.mean(qf[rows, greedy] - qf[rows, other]))
+    assert np.isclose(got["holdout/regret"], np.mean(qf[:, [3, 7, 52]].max(1) - qf[rows, greedy]))
 
 
 def test_corrupt_and_mismatched_checkpoints_are_named(tmp_path: Path) -> None:
@@ -226,12 +220,10 @@ def test_suit_permutation_of_observation_matches_the_relabelled_deal(contract: s
 
 
 # ----------------------------------------------------------------------------- typed config validation
-@pytest.mark.parametrize("name", ["smoke", "default", "dmc", "full", "ppo", "ppo_vector"])
+@pytest.mark.parametrize("name", ["smoke", "default", "full", "ppo", "ppo_vector"])
 def test_every_shipped_config_loads_with_its_script(name: str) -> None:
-    from training import dmc_selfplay
-
-    scripts = {"default": dmc_selfplay.SelfPlayConfig, "ppo": TrainConfig, "ppo_vector": TrainConfig}
-    cls = scripts.get(name, dmc.DMCConfig)
+    scripts = {"ppo": TrainConfig, "ppo_vector": TrainConfig}
+    cls = scripts.get(name, RolloutQConfig)
     cfg = load_config(cls, ROOT / "configs" / f"{name}.yaml")
     assert all(isinstance(h, int) for h in cfg.hidden) and 0 <= cfg.double_prob <= 1
 
@@ -240,7 +232,7 @@ def test_every_shipped_config_loads_with_its_script(name: str) -> None:
     "override, words",
     [
         ("states=abc", ["config states", "expected an integer", "'abc'"]),
-        ("epochs=1.5", ["config epochs", "expected an integer", "1.5"]),
+        ("chunk=1.5", ["config chunk", "expected an integer", "1.5"]),
         ("double_prob=2.5", ["config double_prob", "between 0.0 and 1.0", "2.5"]),
         ("label_prob=-0.1", ["config label_prob", "between 0.0 and 1.0"]),
         ("lr=0", ["config lr", ">="]),
@@ -257,13 +249,13 @@ def test_every_shipped_config_loads_with_its_script(name: str) -> None:
 def test_bad_config_values_name_the_key_and_what_is_allowed(override: str, words: list[str]) -> None:
     """Issue 15.10: wrong types and out-of-range values are refused at load time, naming the key."""
     with pytest.raises(ValueError) as e:
-        load_config(dmc.DMCConfig, None, [override])
+        load_config(RolloutQConfig, None, [override])
     for w in words:
         assert w in str(e.value)
 
 
 def test_config_overrides_read_numbers_lists_and_booleans() -> None:
-    cfg = load_config(dmc.DMCConfig, None, ["lr=1e-3", "hidden=[64, 32]", "augment=no", "contracts=[trumps]"])
+    cfg = load_config(RolloutQConfig, None, ["lr=1e-3", "hidden=[64, 32]", "augment=no", "contracts=[trumps]"])
     assert cfg.lr == 0.001 and cfg.hidden == [64, 32] and cfg.augment is False and cfg.contracts == ["trumps"]
 
 
@@ -272,7 +264,7 @@ def test_training_cli_config_errors_are_one_line(tmp_path: Path, capsys) -> None
     bad.write_text("states: [unclosed\n")
     for argv in (["--config", str(bad)], ["--config", "configs/smoke.yaml", "--set", "double_prob=2.5"]):
         with pytest.raises(SystemExit) as e:
-            dmc.main(argv)
+            rollout_q.main(argv)
         err = capsys.readouterr().err
         assert e.value.code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 

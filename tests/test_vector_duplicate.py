@@ -57,3 +57,31 @@ def test_errors():
         play_games(None, [[1, 2, 3, 4]], [0], ["no_queens"], [["heuristic", "random"] * 2])
     with pytest.raises(ValueError, match="expected one of each per game"):
         play_games(None, [[1, 2, 3, 4]], [0, 1], ["no_queens"], [["heuristic"] * 4])
+
+
+def test_bad_seeds():
+    with pytest.raises(ValueError, match=r"bad seeds: expected 4 ints in 0 \.\. 2\*\*64 - 1 per game"):
+        play_games(None, [[1, 2, 3, 4]], [0], ["no_queens"], [["random"] * 4], [[1, 2, -3, 4]])
+    with pytest.raises(ValueError, match=r"bad seeds: expected shape \(1, 4\), got \(1, 3\)"):
+        play_games(None, [[1, 2, 3, 4]], [0], ["no_queens"], [["random"] * 4], np.zeros((1, 3), np.uint64))
+
+
+def test_observe_games_are_rows_of_observe():
+    """``VectorDeals.observe_games`` (the policy seats' observations) equals :meth:`observe`'s rows, games over
+    included (zero rows), at every step of seeded heuristic games with doubling (R6) and Fantan (R7)."""
+    from barbu_env.vector import VectorDeals
+
+    v = VectorDeals(["no_hearts", "fantan:7", "trumps:D"], Rules(doubling="classic"), batch=24, seed=1,
+                    auto_reset=False)  # fmt: skip
+    v.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(80):
+        games = rng.permutation(v.batch)[: rng.integers(1, v.batch)]
+        obs, mask = v.observe_games(games)
+        want_obs, want_mask, _ = v.observe()
+        np.testing.assert_array_equal(obs, want_obs[games])
+        np.testing.assert_array_equal(mask, want_mask[games])
+        v.step(np.maximum(v.heuristic_actions(), 0))
+    assert (v.seat < 0).any()  # some deals were over while observed
+    with pytest.raises(ValueError, match=r"bad games \[24\]: expected indices in 0\.\.23"):
+        v.observe_games([24])

@@ -65,11 +65,15 @@ class CommonConfig:
 
 INF = float("inf")
 _COUNTS = ("threads", "workers", "epochs", "minibatch", "num_games", "bc_epochs", "rollout_decisions", "update_epochs",
-           "snapshot_every", "pool_size", "eval_every", "eval_boards", "hidden")  # fmt: skip
+           "snapshot_every", "pool_size", "eval_every", "eval_boards", "hidden", "chunk", "buffer", "rollout_threads",
+           "worlds")  # fmt: skip
 #: Allowed ranges ``(low, high)``, inclusive, of numeric settings (of every training config); other
 #: integers must be >= 0 and other floats finite.
 RANGES: dict[str, tuple[float, float]] = {
-    **dict.fromkeys(("double_prob", "label_prob", "p_heuristic", "p_snapshot", "gae_lambda"), (0.0, 1.0)),
+    **dict.fromkeys(
+        ("double_prob", "label_prob", "p_heuristic", "p_snapshot", "gae_lambda", "doubled", "lr_final", "epsilon"),
+        (0.0, 1.0),
+    ),
     **dict.fromkeys(_COUNTS, (1, INF)),
     **dict.fromkeys(("lr", "clip", "max_grad_norm", "bc_temp"), (1e-12, INF)),
     **dict.fromkeys(("weight_decay", "bc_coef", "ent_coef", "vf_coef"), (0.0, INF)),

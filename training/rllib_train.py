@@ -1,6 +1,7 @@
 """Per-contract policies trained with RLlib PPO on a Ray cluster (needs the ``rllib`` extra).
 
     python -m training.rllib_train --contracts no_queens trumps --iterations 50        # local Ray
+    python -m training.rllib_train --mode match --rules basic32 --iterations 50       # one policy, whole matches
     RAY_AUTH_MODE=token python -m training.rllib_train --address HEAD:6379 --num-env-runners 32 --iterations 500
 
 ``--address`` joins a running Ray cluster (every node needs ``barbu_env`` installed; clusters started with
@@ -12,10 +13,15 @@ One policy per contract, shared by the four seats (RLlib policy mapping by contr
 deal mode, rewards = own deal score / |contract total|). Invalid actions are masked by RLlib's
 action-masking module; the network has the shape of :class:`barbu_env.nn.PolicyNet`.
 
+``--mode match``: every episode is a whole match and one policy (``shared``) takes every decision of every
+seat — declarations, doubling, cards, Fantan passes — with full rules by default (rewards = deal scores /
+the rules' largest |contract total|).
+
 Outputs under ``--out``: ``rllib_checkpoint/`` (RLlib's own, for ``--resume``), ``policies/<contract>.pt``
-(the project's checkpoint format, converted by :func:`~barbu_env.wrappers.rllib.export_policies`;
+(deal mode: the project's checkpoint format, converted by :func:`~barbu_env.wrappers.rllib.export_policies`;
 ``barbu-eval --agents OUT/policies heuristic --contract no_queens trumps``) and ``metrics.jsonl``.
-``--eval-boards N`` runs that duplicate evaluation against the heuristic at the end.
+``--eval-boards N`` runs that duplicate evaluation against the heuristic at the end; in match mode it plays
+N duplicate matches of the policy as agent ``rllib:source=OUT/rllib_checkpoint`` against the heuristic.
 """
 
 from __future__ import annotations
@@ -39,10 +45,25 @@ def _rule_kv(text: str) -> tuple[str, Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m training.rllib_train", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--contracts", nargs="+", default=["no_queens"], help=f"contracts to train (of {SEVEN})")
+    ap.add_argument(
+        "--mode",
+        choices=("deal", "match"),
+        default="deal",
+        help="deal: one policy per contract on single deals; match: one policy for whole matches",
+    )
+    ap.add_argument(
+        "--contracts", nargs="+", default=None, help=f"deal mode: contracts to train (of {SEVEN}; default no_queens)"
+    )
     ap.add_argument("--rules", default="classic", help="rule preset or YAML path")
-    ap.add_argument("--set", dest="rule_options", nargs="*", type=_rule_kv, default=[], metavar="KEY=VALUE",
-                    help="rule options (default doubling=off: card play only, as barbu-eval's deal mode)")  # fmt: skip
+    ap.add_argument(
+        "--set",
+        dest="rule_options",
+        nargs="*",
+        type=_rule_kv,
+        default=[],
+        metavar="KEY=VALUE",
+        help="rule options (deal mode default doubling=off: card play only, as barbu-eval's deal mode)",
+    )
     ap.add_argument("--iterations", type=int, default=20, help="PPO training iterations")
     ap.add_argument("--address", default=None, help="Ray cluster to join (HOST:PORT or 'auto'); default: new local Ray")
     ap.add_argument("--num-env-runners", type=int, default=0, help="rollout workers (0: sample in the driver)")
@@ -67,16 +88,22 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     from barbu_env.wrappers.common import check_contracts
     from barbu_env.wrappers.rllib import export_policies, masked_ppo_config
 
-    bad = [c for c in args.contracts if c.split(":")[0] not in SEVEN]
+    match = args.mode == "match"
+    if match and args.contracts is not None:
+        raise ValueError("--contracts picks deal-mode contracts: in --mode match one policy plays every contract")
+    contracts = None if match else (args.contracts or ["no_queens"])
+    bad = [c for c in contracts or () if c.split(":")[0] not in SEVEN]
     if bad:
         raise ValueError(f"unknown contract(s) {bad}: choose from {SEVEN}")
     if args.iterations < 1:
         raise ValueError(f"bad --iterations {args.iterations}: expected >= 1")
-    options = {"doubling": "off", **dict(args.rule_options)}
-    check_contracts(args.contracts, load_rules(args.rules, **options))
-    env_config = {"rules": args.rules, **options}
+    options = {**({} if match else {"doubling": "off"}), **dict(args.rule_options)}
+    rules = load_rules(args.rules, **options)
+    if contracts is not None:
+        check_contracts(contracts, rules)
+    env_config = {"mode": args.mode, "rules": args.rules, **options}
     config = (
-        masked_ppo_config(args.contracts, env_config, args.hidden, args.num_env_runners, args.seed)
+        masked_ppo_config(contracts, env_config, args.hidden, args.num_env_runners, args.seed)
         .training(
             train_batch_size_per_learner=args.train_batch, minibatch_size=args.minibatch, num_epochs=args.epochs,
             lr=args.lr,
@@ -109,15 +136,17 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         algo.save_to_path(str(ckpt_dir))
         meta = {"iterations": args.iterations, "env_steps": last.get("env_steps"), "env_config": env_config}
         algo.stop()
-        paths = export_policies(ckpt_dir, out / "policies", meta)
+        paths = {} if match else export_policies(ckpt_dir, out / "policies", meta)
     finally:
         if started_ray:
             ray.shutdown()
     for mid, path in paths.items():
         print(f"{mid}: {path}")
     summary = {"last": last, "policies": {k: str(v) for k, v in paths.items()}, "checkpoint": str(ckpt_dir)}
-    if args.eval_boards > 0:
-        summary["evaluation"] = evaluate_exported(out / "policies", args.contracts, args.eval_boards, args.seed,
+    if args.eval_boards > 0 and match:
+        summary["evaluation"] = evaluate_match(ckpt_dir, args.eval_boards, args.seed, args.rules, options)
+    elif args.eval_boards > 0:
+        summary["evaluation"] = evaluate_exported(out / "policies", contracts or [], args.eval_boards, args.seed,
                                                   args.rules, options)  # fmt: skip
     return summary
 
@@ -148,6 +177,17 @@ def evaluate_exported(policies: Path, contracts: list[str], boards: int, seed: i
 
     summary = evaluate([str(policies), "heuristic"], contracts=sorted({c.split(":")[0] for c in contracts}),
                        boards=boards, seed=seed, rules=rules, **options)  # fmt: skip
+    print(markdown(summary))
+    return summary
+
+
+def evaluate_match(checkpoint: Path, boards: int, seed: int, rules: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Duplicate match evaluation (``barbu-eval --mode match``) of the match-mode policy of ``checkpoint``, played
+    by :class:`~barbu_env.wrappers.rllib.ModuleAgent` (``rllib:source=...``), against three heuristic players."""
+    from barbu_env.evaluation import evaluate, markdown
+
+    summary = evaluate([f"rllib:source={checkpoint}", "heuristic"], mode="match", boards=boards, seed=seed,
+                       rules=rules, **options)  # fmt: skip
     print(markdown(summary))
     return summary
 

@@ -6,6 +6,8 @@ Specs are the names used on the ``barbu-eval`` command line:
 - ``"heuristic"``: the rule-based player (:mod:`.heuristic`);
 - ``"pimc"`` or ``"pimc:samples=32"``: Perfect-Information Monte-Carlo card play (:mod:`.pimc`); with
   ``"pimc:rollout=checkpoints"`` its rollouts are played by the networks of a checkpoint folder or file;
+- ``"rllib:source=PATH"``: a policy trained with RLlib (an algorithm checkpoint folder; options ``module``,
+  ``greedy``), every decision its own (:class:`barbu_env.wrappers.rllib.ModuleAgent`; imports ray);
 - a checkpoint path (``"checkpoints/no_queens.pt"``, optionally ``"path.pt:key=value"``): a neural
   agent, built by ``barbu_env.agents.neural.make_neural(path, seed=..., **options)`` once that module
   exists (see :func:`is_checkpoint_spec`; torch is imported only then).
@@ -30,6 +32,8 @@ from .random_agent import RandomAgent
 
 #: Agents made by name.
 REGISTRY: dict[str, type[Agent]] = {"random": RandomAgent, "heuristic": HeuristicAgent, "pimc": PIMCAgent}
+#: Agents whose module imports an RL framework, imported when first made: name -> (module, class name).
+FRAMEWORK_AGENTS: dict[str, tuple[str, str]] = {"rllib": ("barbu_env.wrappers.rllib", "ModuleAgent")}
 #: File endings that mark a spec as a checkpoint path.
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
 
@@ -55,29 +59,51 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 def is_checkpoint_spec(name: str) -> bool:
     """True when a spec's name is a checkpoint path rather than an agent name."""
-    return name not in REGISTRY and (name.endswith(CHECKPOINT_SUFFIXES) or "/" in name or Path(name).exists())
+    return (
+        name not in REGISTRY
+        and name not in FRAMEWORK_AGENTS
+        and (name.endswith(CHECKPOINT_SUFFIXES) or "/" in name or Path(name).exists())
+    )
+
+
+def agent_class(name: str) -> type[Agent]:
+    """The class of a named agent (:data:`REGISTRY`, or :data:`FRAMEWORK_AGENTS` imported now)."""
+    if name in REGISTRY:
+        return REGISTRY[name]
+    module, cls = FRAMEWORK_AGENTS[name]
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except ModuleNotFoundError as e:
+        raise ValueError(
+            f"agent {name!r} needs {e.name!r}, which is not installed (pip install -e '.[{name}]')"
+        ) from None
 
 
 def valid_options(name: str) -> list[str]:
     """Option names an agent accepts (its constructor's keyword arguments besides ``seed``)."""
-    params = inspect.signature(REGISTRY[name].__init__).parameters
+    params = inspect.signature(agent_class(name).__init__).parameters
     return [p for p in params if p not in ("self", "seed")]
 
 
 def make(spec: str, seed: int | None = None) -> Agent:
     """An agent from a spec (see the module docstring), seeded with ``seed``."""
     name, options = parse_spec(spec)
-    if name in REGISTRY:
+    if name in REGISTRY or name in FRAMEWORK_AGENTS:
+        cls = agent_class(name)
+        params = inspect.signature(cls.__init__).parameters
         allowed = valid_options(name)
         bad = sorted(set(options) - set(allowed))
         if bad:
             raise ValueError(f"unknown option(s) {bad} for agent {name!r}: valid options are {allowed}")
-        return REGISTRY[name](seed=seed, **options)
+        missing = [p for p in allowed if params[p].default is inspect.Parameter.empty and p not in options]
+        if missing:
+            raise ValueError(f"agent {name!r} needs option(s) {missing}, e.g. '{name}:{missing[0]}=...'")
+        return cls(seed=seed, **options)
     if is_checkpoint_spec(name):
         return _make_checkpoint_agent(name, seed, options)
     raise ValueError(
-        f"unknown agent {name!r}: expected one of {sorted(REGISTRY)} (options as 'name:key=value', "
-        f"e.g. 'pimc:samples=20') or a checkpoint path ending in {CHECKPOINT_SUFFIXES}"
+        f"unknown agent {name!r}: expected one of {sorted([*REGISTRY, *FRAMEWORK_AGENTS])} (options as "
+        f"'name:key=value', e.g. 'pimc:samples=20') or a checkpoint path ending in {CHECKPOINT_SUFFIXES}"
     )
 
 
@@ -96,6 +122,7 @@ def _make_checkpoint_agent(path: str, seed: int | None, options: dict[str, Any])
 
 
 __all__ = [
-    "REGISTRY", "Agent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "is_checkpoint_spec", "make",
+    "FRAMEWORK_AGENTS", "REGISTRY", "Agent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "agent_class",
+    "is_checkpoint_spec", "make",
     "parse_spec", "seat_of", "valid_options",
 ]  # fmt: skip

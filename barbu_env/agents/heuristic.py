@@ -58,7 +58,7 @@ from ..actions import (
     PLAIN_CONTRACTS,
     TRUMPS_BASE,
 )
-from ..cards import SUIT_MASK
+from ..cards import FULL_DECK, SUIT_MASK
 from ..contracts import ANTI_SALAD, FANTAN, Contract
 from ..engine import InfoState
 from ..engine.deal import RANK_MASK, Deal, Phase, mask_to_list
@@ -111,7 +111,7 @@ def _negated(values: tuple[int, ...]) -> tuple[int, ...]:
 
 def _negative_card(d: Deal, seat: int, m: int, contract: Contract) -> int:
     hand = d.hands[seat]
-    unseen = d.deck & ~hand & ~d.played
+    unseen = d.unseen(seat) & FULL_DECK  # (two packs, R11.5: a copy of a held card may be unseen)
     vals = d.card_vals or _ZERO52
     tno = d.trick_no
     remaining = d.num_tricks - tno
@@ -170,7 +170,7 @@ def _negative_card(d: Deal, seat: int, m: int, contract: Contract) -> int:
         # value of getting rid of c: own penalty card, exposure of a high card to later tricks
         hi_unseen = (su & _HIGHER[c]).bit_count()
         lo_unseen = (su & _LOWER[c]).bit_count()
-        exposure = 1.0 if not su else lo_unseen / (lo_unseen + hi_unseen)
+        exposure = lo_unseen / (lo_unseen + hi_unseen) if lo_unseen + hi_unseen else 1.0  # (R11.5: su may be c's twin)
         lower_pen: float = 0
         if vals is not _ZERO52 and lo_unseen:
             for x in mask_to_list(su & _LOWER[c]):
@@ -209,7 +209,7 @@ def _expected_dumps(unseen: int, excluded: list[int], after: list[int], led: int
 
 def _positive_card(d: Deal, seat: int, m: int) -> int:
     hand = d.hands[seat]
-    unseen = d.deck & ~hand & ~d.played
+    unseen = d.unseen(seat) & FULL_DECK
     trump = d.trump
     tmask = SUIT_MASK[trump] if trump >= 0 else 0
     excluded = d.excluded
@@ -243,7 +243,7 @@ def _positive_card(d: Deal, seat: int, m: int) -> int:
     winners = 0
     for c in mask_to_list(m):
         s = _SUIT[c]
-        if (s == _SUIT[best] and c > best) or (s == trump and not best_is_trump):
+        if (s == _SUIT[best] and c >= best) or (s == trump and not best_is_trump):  # R11.5: a later twin wins
             winners |= 1 << c
     if winners:
         if not after:
@@ -290,7 +290,7 @@ def _fantan_card(d: Deal, seat: int, m: int) -> int:
     if not m:
         return PASS
     hand = d.hands[seat]
-    unseen = d.deck & ~hand & ~d.played
+    unseen = d.unseen(seat) & FULL_DECK
     deck = d.deck
     best_c, best_score = -1, -1e18
     for c in mask_to_list(m):

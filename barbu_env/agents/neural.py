@@ -5,7 +5,8 @@ checkpoint was trained for; ``make("checkpoints/")`` loads every ``<contract>.pt
 plays each contract with its own network. Everything no network covers — the declaration, the
 doubling decisions and contracts without a checkpoint — is played by the ``fallback`` agent
 (``heuristic`` by default). The network reads exactly the env's observation and action mask
-(:func:`barbu_env.observation.encode`), so a checkpoint plays in any ``barbu_env.env`` game.
+(:func:`barbu_env.observation.encode`), so a checkpoint plays in any ``barbu_env.env`` game of the sizes it was
+trained on (other layouts, e.g. 3 or 5 players or option ``positive``, are refused with a ``ValueError``).
 
 Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
 legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0)
@@ -29,6 +30,17 @@ from .base import Agent
 
 #: Relative gap under which :meth:`NeuralAgent.card_actions` makes a choice again one row at a time.
 TIE = 1e-4
+
+
+def masked_choice(logits: np.ndarray, mask: np.ndarray, greedy: bool, rng: np.random.Generator) -> int:
+    """The legal action (``mask`` non-zero) with the largest of ``logits`` (float64 [A]) if ``greedy``, else one
+    drawn with ``rng`` from their softmax over the legal actions."""
+    legal = np.flatnonzero(mask)
+    if greedy:
+        return int(legal[np.argmax(logits[legal])])
+    z = logits[legal] - logits[legal].max()
+    p = np.exp(z) / np.exp(z).sum()
+    return int(rng.choice(legal, p=p))
 
 
 class NeuralAgent(Agent):
@@ -55,6 +67,7 @@ class NeuralAgent(Agent):
             raise ValueError(f"no checkpoint (*.pt) found in folder {str(p)!r}")
         self.nets: dict[str, Any] = {}
         self.meta: dict[str, dict[str, Any]] = {}
+        self._flat: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # per contract: its network for card_actions
         for f in files:
             net, ckpt = load_checkpoint(f)
             if ckpt["contract"] in self.nets:
@@ -81,36 +94,54 @@ class NeuralAgent(Agent):
         self.fallback.reset(seed)
 
     def _logits(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The masked logits (float64 [n, A]) of ``net`` for n observations and masks, one forward pass."""
+        """The masked logits (float64 [n, A]) of ``net`` for n observations and masks, one forward pass;
+        ``ValueError`` where the rules' observation or action count is not the network's."""
+        if obs.shape[-1] != net.obs_size or mask.shape[-1] != net.num_actions:
+            raise ValueError(
+                f"agent {self.spec!r}: its network reads {net.obs_size} observation entries and {net.num_actions} "
+                f"actions, these rules have {obs.shape[-1]} and {mask.shape[-1]} (a checkpoint plays the layout it "
+                "was trained on, layout(rules) and num_actions(rules): train one for these rules)"
+            )
         torch = self._torch
         with torch.no_grad():
             logits, _ = net(torch.from_numpy(obs), torch.from_numpy(mask))
         return logits.numpy().astype(np.float64)
 
     def _choose(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> int:
-        logits = self._logits(net, obs[None], mask[None])[0]
-        legal = np.flatnonzero(mask)
-        if self.greedy:
-            return int(legal[np.argmax(logits[legal])])
-        z = logits[legal] - logits[legal].max()
-        p = np.exp(z) / np.exp(z).sum()
-        return int(self.rng.choice(legal, p=p))
+        return masked_choice(self._logits(net, obs[None], mask[None])[0], mask, self.greedy, self.rng)
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The greedy choices (int64 [n]) of ``contract``'s network for n card decisions at once (observations
         float32 [n, OBS_SIZE], masks int8 [n, A], as ``VectorDeals.observe`` gives them): the actions
-        :meth:`choose` takes on the same observations. A batched forward pass rounds differently from a
-        one-row pass in the last bits, so rows whose two best legal logits are within :data:`TIE` (relative)
-        are chosen again one row at a time, as :meth:`choose` does. The batched form of
+        :meth:`choose` takes on the same observations. The network runs as one compiled pass over the rows
+        (:func:`barbu_env.vector.jit.policy.greedy_actions`, which skips zero inputs), whose sums round
+        differently from torch's in the last bits, so rows whose two best legal logits are within :data:`TIE`
+        (relative) are chosen again one row at a time, as :meth:`choose` does. The batched form of
         ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
-        logits = self.card_logits(contract, obs, mask)
-        best = logits.argmax(axis=1)
-        second, top = np.partition(logits, -2, axis=1)[:, -2:].T
-        for i in np.flatnonzero(top - second <= TIE * (1 + np.abs(top))):
-            best[i] = self._choose(self.nets[contract], obs[i], mask[i])
-        return best.astype(np.int64)
+        net = self._net(contract)
+        from ..nn import flat_policy
+        from ..vector.jit import greedy_actions
+
+        flat = self._flat.get(contract)
+        if flat is None:
+            flat = self._flat[contract] = flat_policy(net)
+        n = obs.shape[0]
+        obs, mask = np.ascontiguousarray(obs, np.float32), np.ascontiguousarray(mask, np.int8)
+        logits = np.empty((n, mask.shape[1]), np.float32)
+        best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
+        greedy_actions(obs, mask, *flat, TIE, logits, best, near)
+        rows = np.flatnonzero(near)
+        if rows.size:
+            torch, threads = self._torch, self._torch.get_num_threads()
+            torch.set_num_threads(1)  # a one-row pass: the same logits on one thread, without waking a thread pool
+            try:
+                for i in rows:
+                    best[i] = self._choose(net, obs[i], mask[i])
+            finally:
+                torch.set_num_threads(threads)
+        return best
 
     def card_logits(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The logits (float64 [n, A], -inf for the illegal actions) of ``contract``'s network for n card

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cards import SUIT_MASK
+from ..cards import FULL_DECK, SUIT_MASK, copies_add, copies_cards
 from ..engine import InfoState
 from ..engine.deal import Deal, Phase, mask_to_list
 from ..rules import Rules
@@ -61,14 +61,16 @@ def sample_world(info: InfoState, rng: np.random.Generator, tries: int = REJECTI
     deals, and fast); after ``tries`` failures, the engine's sampler (:meth:`InfoState.sample`)."""
     hands = sample_hands(info, rng, tries)
     world = info.view.clone()
-    world.hands = hands
-    world._legal = None
+    world.set_hands(hands)
     return world
 
 
 def sample_hands(info: InfoState, rng: np.random.Generator, tries: int = REJECTION_TRIES) -> list[int]:
-    """The hand masks of :func:`sample_world` (the same draws), without building the deal."""
+    """The hand masks of :func:`sample_world` (the same draws), without building the deal; copies masks with two
+    packs (R11.5)."""
     view, seat = info.view, info.seat
+    if view.n == 6:
+        return _sample_two_packs(info, rng, tries)
     bits = [1 << c for c in mask_to_list(view.deck & ~info.hand & ~info.played)]
     others = [s for s in range(view.n) if s != seat]
     sizes, excluded = info.hand_sizes, info.excluded
@@ -89,14 +91,42 @@ def sample_hands(info: InfoState, rng: np.random.Generator, tries: int = REJECTI
     return info.sample(rng).hands
 
 
+def _sample_two_packs(info: InfoState, rng: np.random.Generator, tries: int) -> list[int]:
+    """:func:`sample_hands` with two packs: the unseen copies are shuffled and dealt (a seat may get both copies of
+    a card) until no seat gets a card it has shown it cannot hold; then the engine's sampler."""
+    view, seat = info.view, info.seat
+    cards = copies_cards(view.unseen(seat))
+    sizes, excluded = info.hand_sizes, info.excluded
+    for _ in range(tries):
+        rng.shuffle(cards)
+        hands = [0] * view.n
+        hands[seat] = info.hand
+        i = 0
+        for s in range(view.n):
+            if s == seat:
+                continue
+            m = 0
+            for c in cards[i : i + sizes[s]]:
+                m = copies_add(m, 1 << c)
+            i += sizes[s]
+            if m & excluded[s]:
+                break
+            hands[s] = m
+        else:
+            return hands
+    world = info.sample(rng)
+    return [world.held(s) for s in range(view.n)]
+
+
 def candidate_moves(d: Deal, seat: int, legal: list[int]) -> dict[int, list[int]]:
     """Legal moves grouped into classes of equivalent cards: ``{representative: members}``.
 
     In trick play two cards of one suit are equivalent when every card ranked between them is in the
-    hand or already played and both carry the same points (they win and lose the same tricks)."""
+    hand or already played and both carry the same points (they win and lose the same tricks); with two packs
+    (R11.5) no other copy of either may be unseen either (a later identical card beats it)."""
     if d.phase != _PLAY:
         return {a: [a] for a in legal}
-    unseen = d.deck & ~d.hands[seat] & ~d.played
+    unseen = d.unseen(seat) & FULL_DECK  # (the cards with a copy unseen)
     vals = d.card_vals
     out: dict[int, list[int]] = {}
     prev = -1
@@ -104,7 +134,7 @@ def candidate_moves(d: Deal, seat: int, legal: list[int]) -> dict[int, list[int]
         if (
             prev >= 0
             and prev // 13 == c // 13
-            and not unseen & SUIT_MASK[c // 13] & ((1 << c) - 1) & ~((2 << prev) - 1)
+            and not unseen & SUIT_MASK[c // 13] & ((2 << c) - 1) & ~((1 << prev) - 1)  # none from prev to c
             and (not vals or vals[c] == vals[prev])
         ):
             rep = next(r for r, members in out.items() if prev in members)

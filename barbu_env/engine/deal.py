@@ -9,8 +9,9 @@ Besides the rules state, a deal keeps ``excluded[seat]``: cards that seat has *p
 cannot hold (voids, R5.4/R5.5 trump duties, R4.1 heart leads, R4.4 forced discards, R7.3 forced
 passes). The hidden-card sampler of :mod:`barbu_env.engine.infostate` reads it.
 
-The number of seats is ``rules.players`` (4; 3 or 5 in Barbu King, R11.4): per-seat lists have that
-length, play moves to ``(seat + 1) % n`` and a trick holds ``n`` cards.
+The number of seats is ``rules.players`` (4; 3 or 5, R11.4 / R12; 6 in Barbu King, R11.5, whose two packs
+:mod:`barbu_env.engine.two_packs` adds): per-seat lists have that length, play moves to ``(seat + 1) % n``
+and a trick holds ``n`` cards.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import itertools
 import operator
 from collections.abc import Mapping, Sequence
 from enum import IntEnum
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -129,12 +130,17 @@ def _parse_contract(text: str | int) -> tuple[str, int, int]:
 
 def validate_hands(hands: Any, rules: Rules) -> list[int]:
     """Bitmask hands from one hand per seat (a list of card strings/ids, a text ``"AS KH 2C"`` or a bitmask
-    int); raises ``ValueError`` saying what is wrong (``TypeError`` for a value that is no hand at all)."""
+    int); raises ``ValueError`` saying what is wrong (``TypeError`` for a value that is no hand at all). With two
+    packs (six-player King, R11.5) the hands are copies masks and a card may be listed twice."""
     n = rules.players
     if isinstance(hands, (str, bytes, Mapping)) or not (hasattr(hands, "__len__") and hasattr(hands, "__iter__")):
         raise TypeError(f"hands must be a list of {n} hands (one per seat), got {hands!r}")
     if len(hands) != n:
         raise ValueError(f"hands must be {n} lists of cards (one per seat), got {hands!r}")
+    if n == 6:  # R11.5: two packs
+        from .two_packs import validate_two_pack_hands
+
+        return validate_two_pack_hands(hands, rules)
     deck = rules.deck
     seen: dict[int, int] = {}
     masks = []
@@ -188,7 +194,12 @@ def seat_index(value: object, what: str, n: int) -> int:
 
 
 def deal_hands(rng: np.random.Generator, rules: Rules) -> list[int]:
-    """Shuffle the deck with ``rng`` and deal ``rules.hand_size`` cards to each seat (R1.4)."""
+    """Shuffle the deck with ``rng`` and deal ``rules.hand_size`` cards to each seat (R1.4); copies masks with
+    two packs (R11.5)."""
+    if rules.players == 6:
+        from .two_packs import deal_two_packs
+
+        return deal_two_packs(rng, rules)
     return _deal_masks(rng, rules.deck, rules.players)
 
 
@@ -290,6 +301,16 @@ def _defender_doubles(rules: Rules, positive: bool, decl: int, must: int, n: int
 RANK_MASK: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
 
 
+def contract_text(name: str, trump: int, fantan_rank: int) -> str:
+    """A declared contract as text: ``"trumps:S"`` (a trump suit >= 0), ``"fantan:5"`` (a Fantan starting rank
+    >= 0) or the contract's name (R3.3)."""
+    if trump >= 0:
+        return "trumps:" + "CDHS"[trump]
+    if fantan_rank >= 0:
+        return "fantan:" + "23456789TJQKA"[fantan_rank]
+    return name
+
+
 class Deal:
     """The state of one deal. Build with :meth:`from_hands` or :meth:`random`."""
 
@@ -372,6 +393,8 @@ class Deal:
     _score_mask: int
     _end: int
     _plain: bool
+    #: The slots :meth:`clone` copies (a subclass adds its own).
+    _state: ClassVar[tuple[str, ...]]
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -393,7 +416,7 @@ class Deal:
         consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
         rules, deck, n, hand_size, _, _, _ = consts
         declarer = seat_index(declarer, "declarer", n)
-        if type(hands) in (list, tuple) and len(hands) == n and all(type(h) is int for h in hands):
+        if n != 6 and type(hands) in (list, tuple) and len(hands) == n and all(type(h) is int for h in hands):
             masks = cast("list[int]", list(hands))  # bitmasks: checked as a whole below
             union = 0
             for h in masks:
@@ -413,7 +436,8 @@ class Deal:
         consts = _rule_consts(rules if rules is not None else _DEFAULT_RULES)
         n = consts[2]
         declarer = seat_index(declarer, "declarer", n)
-        masks = _deal_masks(rng, consts[1], n)  # a partition of the deck by construction: no checks
+        # a partition of the deck by construction: no checks
+        masks = _deal_masks(rng, consts[1], n) if n != 6 else deal_hands(rng, consts[0])
         return cls._build(masks, declarer, contract, consts, available, must_double, table)
 
     @classmethod
@@ -429,6 +453,10 @@ class Deal:
     ) -> Deal:
         """A new deal of the valid hand ``masks`` (the part of :meth:`from_hands` after the checks)."""
         rules, deck, n, hand_size, base_table, flags, next_seat = consts
+        if n == 6:  # R11.5: two packs
+            from .two_packs import TwoPackDeal
+
+            cls = TwoPackDeal
         d = cls.__new__(cls)
         d._rules = rules  # the ``rules`` setter's work, with the flags computed once per Rules
         d._until_broken, d._trump_must, d._overtrump, d._forced_pass, d._free_pass, d._ace_again = flags
@@ -474,6 +502,8 @@ class Deal:
         d.reneged = -1
         d.split = False
         d._mask = d._cards = d._legal_doubles = d._double_row = None
+        if n == 6:
+            d._init_copies(masks, rules.deck2)  # type: ignore[attr-defined]  # a TwoPackDeal
         if contract is not None:
             d.declare(contract)  # sets the contract's attributes (a bad contract raises: no deal is returned)
         else:
@@ -509,11 +539,30 @@ class Deal:
 
     def clone(self) -> Deal:
         """An independent copy (cheap: ints are shared, the short lists are copied)."""
-        d = Deal.__new__(Deal)
-        for name in Deal.__slots__:
+        cls = type(self)
+        d = cls.__new__(cls)
+        for name in cls._state:
             v = getattr(self, name)
             setattr(d, name, v[:] if type(v) is list else v)
         return d
+
+    # ----------------------------------------------------------------- hands as copies masks (R11.5)
+    def held(self, seat: int) -> int:
+        """The cards of ``seat``'s hand as a copies mask (:mod:`barbu_env.cards`; one pack: ``hands[seat]``)."""
+        return self.hands[seat]
+
+    def set_hands(self, held: list[int]) -> None:
+        """Replace every hand by the copies masks ``held`` (a sampler's deal of the hidden cards)."""
+        self.hands = list(held)
+        self._legal = None
+
+    def played_copies(self) -> int:
+        """Copies mask of every card played so far (one pack: :attr:`played`)."""
+        return self.played
+
+    def unseen(self, seat: int) -> int:
+        """Copies mask of the cards ``seat`` has not seen: neither in its hand nor played."""
+        return self.deck & ~self.hands[seat] & ~self.played
 
     # ----------------------------------------------------------------- queries
     @property
@@ -545,11 +594,7 @@ class Deal:
         """The declared contract as ``"no_queens"``, ``"trumps:S"`` or ``"fantan:5"``."""
         if self.contract is None:
             return None
-        if self.trump >= 0:
-            return "trumps:" + "CDHS"[self.trump]
-        if self.fantan_rank >= 0:
-            return "fantan:" + "23456789TJQKA"[self.fantan_rank]
-        return self.contract.name
+        return contract_text(self.contract.name, self.trump, self.fantan_rank)
 
     def legal_card_mask(self) -> int:
         """Mask of the cards the player on move may play (trick play, R4.1, R4.4, R5.1, R5.4, R5.5;
@@ -787,8 +832,8 @@ class Deal:
             if self._plain:  # following is R5.1 only: no trumps, no forced K♥
                 if trick:
                     led = self.led
-                    if suit == led:  # the best card is the highest of the led suit (R5.2)
-                        if action > self.best:
+                    if suit == led:  # the best card is the highest of the led suit (R5.2; R11.5: of two
+                        if action >= self.best:  # identical cards the later one)
                             self.best = action
                             self.winner = p
                     else:  # a discard shows a void in the led suit (R5.1)
@@ -819,7 +864,7 @@ class Deal:
                 if suit != led or self.force_king or (suit == trump and self.top_trump > action):
                     self._infer_follow(p, action, suit)
                 best = self.best
-                if (suit == _SUIT[best] and action > best) or (suit == trump and _SUIT[best] != trump):
+                if (suit == _SUIT[best] and action >= best) or (suit == trump and _SUIT[best] != trump):
                     self.best = action
                     self.winner = p
                 if suit == trump and action > self.top_trump:
@@ -1102,7 +1147,9 @@ class Deal:
         )
 
 
+Deal._state = Deal.__slots__
+
 __all__ = [
-    "RANK_MASK", "Deal", "Phase", "contract_name", "deal_hands", "mask_to_list", "parse_contract", "seat_index",
-    "validate_hands",
+    "RANK_MASK", "Deal", "Phase", "contract_name", "contract_text", "deal_hands", "mask_to_list", "parse_contract",
+    "seat_index", "validate_hands",
 ]  # fmt: skip

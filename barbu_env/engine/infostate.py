@@ -21,6 +21,7 @@ from functools import cache
 
 import numpy as np
 
+from ..cards import copies_add, copies_cards
 from .deal import Deal
 
 
@@ -29,7 +30,7 @@ class InfoState:
     """The information of ``seat``: own hand and public history, never another seat's cards."""
 
     seat: int
-    hand: int  # own cards, bitmask
+    hand: int  # own cards, bitmask (a copies mask with two packs, R11.5)
     contract: str | None
     declarer: int
     phase: int
@@ -38,7 +39,7 @@ class InfoState:
     trick: tuple[int, ...]  # cards of the current trick, in play order
     leader: int
     hand_sizes: tuple[int, ...]
-    played: int  # every card played so far
+    played: int  # every card played so far (a copies mask with two packs)
     excluded: tuple[int, ...]  # per seat: cards it has shown it cannot hold
     doubles: tuple[int, ...]  # per seat: the seats it doubled
     available: tuple[str, ...]  # contracts the declarer may still choose
@@ -50,12 +51,12 @@ class InfoState:
     def of(cls, deal: Deal, seat: int) -> InfoState:
         """The information state of ``seat`` in ``deal``."""
         view = deal.clone()
-        view.hands = [h if s == seat else 0 for s, h in enumerate(deal.hands)]
-        view._legal = None
+        held = [deal.held(s) for s in range(deal.n)]
+        view.set_hands([h if s == seat else 0 for s, h in enumerate(held)])
         return cls(
-            seat, deal.hands[seat], deal.contract_text, deal.declarer, deal.phase, deal.current_player,
-            tuple(deal.history), tuple(deal.trick), deal.leader, tuple(h.bit_count() for h in deal.hands),
-            deal.played, tuple(deal.excluded), tuple(deal.doubles), tuple(deal.available), deal.must_double,
+            seat, held[seat], deal.contract_text, deal.declarer, deal.phase, deal.current_player,
+            tuple(deal.history), tuple(deal.trick), deal.leader, tuple(h.bit_count() for h in held),
+            deal.played_copies(), tuple(deal.excluded), tuple(deal.doubles), tuple(deal.available), deal.must_double,
             view,
         )  # fmt: skip
 
@@ -64,7 +65,7 @@ class InfoState:
         return sample_hidden(self.view, self.seat, rng, self.hand_sizes)
 
     def unseen(self, deck: int) -> int:
-        """Cards of ``deck`` that this seat has not seen: not in its hand and not played."""
+        """Cards of ``deck`` that this seat has not seen: not in its hand and not played (one pack)."""
         return deck & ~self.hand & ~self.played
 
 
@@ -126,14 +127,9 @@ def sample_hidden(deal: Deal, seat: int, rng: np.random.Generator, hand_sizes: t
     """
     n = len(deal.hands)
     others = [s for s in range(n) if s != seat]
-    unseen = deal.deck & ~deal.hands[seat] & ~deal.played
-    sizes = hand_sizes if hand_sizes is not None else [h.bit_count() for h in deal.hands]
+    sizes = hand_sizes if hand_sizes is not None else [deal.held(s).bit_count() for s in range(n)]
     caps = [sizes[s] for s in others]
-    cards = []
-    while unseen:
-        low = unseen & -unseen
-        cards.append(low.bit_length() - 1)
-        unseen ^= low
+    cards = copies_cards(deal.unseen(seat))  # with two packs (R11.5) a card may be unseen twice
     if len(cards) != sum(caps):
         raise ValueError("inconsistent state: unseen cards do not match the hidden hand sizes")
     allowed_of = []
@@ -146,7 +142,7 @@ def sample_hidden(deal: Deal, seat: int, rng: np.random.Generator, hand_sizes: t
         raise ValueError(f"no deal of the hidden cards is consistent with seat {seat}'s information")
     order = rng.permutation(len(cards))
     hands = [0] * n
-    hands[seat] = deal.hands[seat]
+    hands[seat] = deal.held(seat)
     for idx in order:
         c, t = cards[idx], allowed_of[idx]
         counts[t] -= 1
@@ -155,12 +151,11 @@ def sample_hidden(deal: Deal, seat: int, rng: np.random.Generator, hand_sizes: t
             i = choices[j]
             caps[i] -= 1
             if _feasible(counts, caps):
-                hands[others[i]] |= 1 << c
+                hands[others[i]] = copies_add(hands[others[i]], 1 << c)
                 break
             caps[i] += 1
         else:  # unreachable when the state was feasible before this card
             raise ValueError("hidden-card sampling failed")
     clone = deal.clone()
-    clone.hands = hands
-    clone._legal = None
+    clone.set_hands(hands)
     return clone

@@ -68,6 +68,8 @@ class Match:
         self.per_declarer = len(self.table)
         # R2.1 / R9.2 / R10.2 / R11.3: every declarer declares every contract once; R11.1: 8 (5) deals
         self.num_deals = self.per_declarer if self.fixed_order else n * self.per_declarer
+        #: ``schedule[k]``: the declarer of deal ``k`` (:meth:`declarer_of`).
+        self.schedule = tuple(self.declarer_of(k) for k in range(self.num_deals))
         self.used: list[list[str]] = [[] for _ in range(n)]
         #: ``doubled[d][s]``: times seat s doubled declarer d in d's deals (R6.4).
         self.doubled = [[0] * n for _ in range(n)]
@@ -106,8 +108,8 @@ class Match:
     def deals_left(self, from_deal: int) -> list[int]:
         """Each seat's deals as declarer from deal ``from_deal`` (included) to the end of the match."""
         left = [0] * self.n
-        for k in range(from_deal, self.num_deals):
-            left[self.declarer_of(k)] += 1
+        for d in self.schedule[from_deal:]:
+            left[d] += 1
         return left
 
     def obligation_due(self, declarer: int, from_deal: int) -> int:
@@ -208,16 +210,32 @@ class Match:
             tuple(deal.settlement),
             tuple(scores),
         )
+        return self._score(rec)
+
+    def score_deal(self, rec: DealRecord) -> DealRecord:
+        """Score the current deal, played elsewhere, from its record (what :meth:`end_deal` reads off
+        :attr:`deal`; the env's compiled copy of the deal gives it without playing the ``Deal``) and start the next
+        deal; :attr:`deal` is not read. Only before the schedule's last deal (which :meth:`end_deal` scores from
+        the finished ``Deal``, kept as :attr:`deal` once the match is over): a ``ValueError`` otherwise."""
+        if rec.number != self.deal_no or self.deal_no + 1 >= self.num_deals:
+            raise ValueError(
+                f"score_deal() scores deal {self.deal_no} before the last of {self.num_deals} deals; got a record "
+                f"of deal {rec.number} (score the last deal with end_deal())"
+            )
+        return self._score(rec)
+
+    def _score(self, rec: DealRecord) -> DealRecord:
+        """Add the finished current deal's record to the score sheet and start the next deal (or end the match)."""
         self.records.append(rec)
         if self.deal_no < self.num_deals:
-            self.used[deal.declarer].append(contract.name)
+            self.used[rec.declarer].append(rec.contract.split(":")[0])  # the contract's name (R3.1)
             for s in range(self.n):
-                if s != deal.declarer and deal.doubles[s] >> deal.declarer & 1:
-                    self.doubled[deal.declarer][s] += 1
+                if s != rec.declarer and rec.doubles[s] >> rec.declarer & 1:
+                    self.doubled[rec.declarer][s] += 1
         else:
             self.extra_deals += 1
         for s in range(self.n):
-            self.totals[s] += scores[s]
+            self.totals[s] += rec.scores[s]
         self.deal_no += 1
         if self.deal_no >= self.num_deals and not self._needs_extra_deal():
             self.winners = self._decide_winners()

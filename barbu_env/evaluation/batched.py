@@ -17,13 +17,12 @@ board) plays through the env.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ..agents import Agent, HeuristicAgent, RandomAgent
-from .boards import Board, Game, PlayFn, Seating, game_seed
+from .boards import Board, Game, PlayFn, Seating
 from .config import EvalConfig
 
 if TYPE_CHECKING:
@@ -33,22 +32,6 @@ if TYPE_CHECKING:
 ENGINES = ("auto", "batched", "python")
 #: Boards of a contract played per :func:`~barbu_env.vector.duplicate.play_games` call (a progress step).
 CHUNK = 2000
-
-
-@dataclass(frozen=True)
-class _GameSeeds:
-    """The agent seeds of one game by seat (:func:`~.boards.game_seed`), each computed when it is read (only
-    random seats draw)."""
-
-    seed: int
-    board: Board
-    seating: int
-
-    def __len__(self) -> int:
-        return 4
-
-    def __getitem__(self, seat: int) -> int:
-        return game_seed(self.seed, self.board.contract_idx, self.board.index, self.seating, seat)
 
 
 def seat_player(agent: Agent) -> Player | None:
@@ -102,7 +85,7 @@ def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048) 
     """A :data:`~.boards.PlayFn` playing ``cfg``'s deal-mode boards on the batched engine (``agents``: built from
     ``cfg.agents``, each with a :func:`seat_player`), up to :data:`CHUNK` boards of a contract per batch run;
     ``batch``: games stepped at once."""
-    from ..vector.duplicate import play_games
+    from ..vector.duplicate import game_seeds, play_games
 
     rules = cfg.make_rules()
     players: list[Player] = []
@@ -118,16 +101,24 @@ def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048) 
         n = len(seats)
         for start in range(0, len(boards), CHUNK):
             chunk = boards[start : start + CHUNK]
+            seeds = None
+            if draws:  # game_seed(seed, contract, board, seating, seat), as the env runner seeds its agents
+                seeds = np.zeros((len(chunk) * n, 4), np.uint64)
+                contract_of = np.array([b.contract_idx for b in chunk])
+                index = np.array([b.index for b in chunk])
+                for ci in np.unique(contract_of).tolist():
+                    at = np.flatnonzero(contract_of == ci)
+                    seeds[(at[:, None] * n + np.arange(n)).ravel()] = game_seeds(cfg.seed, ci, index[at], n)
             scores = play_games(
                 rules,
                 np.array([b.hands for b in chunk], np.uint64).repeat(n, axis=0),
                 [b.declarer for b in chunk for _ in seats],
                 [b.text for b in chunk for _ in seats],
                 rows * len(chunk),
-                [_GameSeeds(cfg.seed, b, k) for b in chunk for k in range(n)] if draws else None,
+                seeds,
                 batch,
             )
-            for i, b in enumerate(chunk):
-                yield b, [Game(seating, g) for seating, g in zip(seats, scores[i * n : (i + 1) * n].tolist())]
+            for b, g in zip(chunk, scores.reshape(len(chunk), n, 4).tolist()):
+                yield b, [Game(seating, s) for seating, s in zip(seats, g)]
 
     return play

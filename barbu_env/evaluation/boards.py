@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.heuristic import best_fantan_rank, best_trump
-from ..cards import RANKS, SUITS, cards_of
+from ..cards import RANKS, SUITS, copies_cards
 from ..engine.deal import deal_hands
 from ..rules import Rules
 
@@ -55,7 +55,7 @@ class Board:
         """``env.reset`` keyword arguments that set this board up."""
         if self.seed is not None:
             return {"seed": self.seed, "options": {}}
-        options = {"hands": [cards_of(h) for h in self.hands], "declarer": self.declarer, "contract": self.text}
+        options = {"hands": [copies_cards(h) for h in self.hands], "declarer": self.declarer, "contract": self.text}
         return {"seed": None, "options": options}
 
 
@@ -79,8 +79,10 @@ PlayFn = Callable[[Sequence[Board], Sequence[Seating]], Iterable[tuple[Board, li
 def seatings(lineup: Sequence[int]) -> list[Seating]:
     """The distinct rotations of a line-up: ``seating[seat]`` = index of the agent in that seat."""
     n = len(lineup)
-    if n not in (3, 4, 5):
-        raise ValueError(f"a line-up names the agent of each of the 4 seats (3 or 5 in King), got {lineup!r}")
+    if n not in (3, 4, 5, 6):
+        raise ValueError(
+            f"a line-up names the agent of each seat, 3, 4, 5 or 6 of them (R11.4, R11.5, R12.1), got {lineup!r}"
+        )
     out: list[Seating] = []
     for r in range(n):
         s = tuple(lineup[(seat + r) % n] for seat in range(n))
@@ -90,7 +92,8 @@ def seatings(lineup: Sequence[int]) -> list[Seating]:
 
 
 def lineup_for(name: str, players: int) -> tuple[int, ...]:
-    """``LINEUPS[name]`` for 4 seats; for 3 or 5 seats (R11.4): one agent vs the rest, alternating, or one each."""
+    """``LINEUPS[name]`` for 4 seats; for 3, 5 or 6 seats (R11.4, R11.5, R12.1): one agent vs the rest, alternating,
+    or one each."""
     if name not in LINEUPS:
         raise ValueError(f"unknown line-up {name!r}: expected one of {list(LINEUPS)}")
     if players == 4:
@@ -124,7 +127,7 @@ def game_seed(seed: int, contract_idx: int, board: int, seating: int, seat: int)
 def deal_board(seed: int, board: int, contract: str, rules: Rules) -> tuple[list[list[int]], int, str]:
     """``(hands as card lists, declarer, contract text)`` of a deal-mode board (see :func:`make_board`)."""
     b = make_board(seed, 0, contract, board, rules)
-    return [cards_of(h) for h in b.hands], b.declarer, b.text
+    return [copies_cards(h) for h in b.hands], b.declarer, b.text  # (a card held twice listed twice, R11.5)
 
 
 def make_board(seed: int, contract_idx: int, contract: str, index: int, rules: Rules) -> Board:

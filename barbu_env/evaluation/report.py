@@ -143,7 +143,8 @@ def markdown(summary: dict[str, Any]) -> str:
         lines += ["", f"Board i is declared by seat i % {cfg['rules']['players']}; Trumps and Fantan are played with "
                   "the trump suit / start rank the heuristic names for the declarer's hand "
                   "(fixed per board)."]  # fmt: skip
-    rules = {k: v for k, v in cfg["rules"].items() if v != getattr(Rules(), k)}
+    default = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(Rules()).items()}  # as cfg stores them
+    rules = {k: v for k, v in cfg["rules"].items() if v != default[k]}
     lines += ["", f"Rules (differences from classic): {rules or 'none'}. Agents: {', '.join(cfg['agents'])}."]
     lines += [f"Note: {note}." for note in summary.get("notes", [])]
     return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""Barbu as an OpenSpiel Python game, ``python_barbu`` (RULES.md R1–R11): the engine behind OpenSpiel's API.
+"""Barbu as an OpenSpiel Python game, ``python_barbu`` (RULES.md R1–R12): the engine behind OpenSpiel's API.
 
 Parameters (``pyspiel.load_game("python_barbu(mode=deal,contract=no_queens,doubling=off)")``):
 
@@ -36,7 +36,7 @@ from typing import Any, cast
 import numpy as np
 import pyspiel
 
-from ..actions import NUM_ACTIONS, action_name
+from ..actions import action_names, num_actions
 from ..agents.pimc import sample_world
 from ..cards import NUM_CARDS, cards_of, format_card, format_mask
 from ..contracts import EXTRA_DEAL, FANTAN, Contract, contract_table
@@ -57,7 +57,6 @@ PARAMETERS: dict[str, Any] = {
     "mode": "deal", "contract": "", "declarer": 0, "rules": "classic",
     **{name: getattr(_DEFAULTS, name) for name in _PARAM_OPTIONS},
 }  # fmt: skip
-_NAMES = tuple(action_name(a) for a in range(NUM_ACTIONS))
 _OVER = int(Phase.OVER)
 
 
@@ -91,9 +90,11 @@ class Config:
     n: int = field(init=False)  # seats
     deck: int = field(init=False)  # mask of the cards in play
     deck_size: int = field(init=False)
+    names: tuple[str, ...] = field(init=False)  # the action names by id (R12.2)
 
     def __post_init__(self) -> None:  # read on every chance node: kept as plain attributes
         object.__setattr__(self, "n", self.rules.players)
+        object.__setattr__(self, "names", action_names(self.rules))
         object.__setattr__(self, "deck", self.rules.deck)
         object.__setattr__(self, "deck_size", self.rules.deck_size)
 
@@ -114,6 +115,11 @@ def config_of(params: dict[str, Any]) -> Config:
         if k in CHOICES and v not in CHOICES[k]:
             raise ValueError(f"bad python_barbu parameter {k}={v!r}: expected one of {CHOICES[k]}")
     rules = load_rules(preset, **changed)
+    if rules.two_packs:  # its chance nodes deal one pack, card by card
+        raise ValueError(
+            "python_barbu does not deal two packs (six-player Barbu King, R11.5): it plays players=3, 4 or 5; "
+            "play king6 with barbu_env.env(rules='king6')"
+        )
     contract = params.get("contract", "") or None
     declarer = params.get("declarer", 0)
     if not 0 <= declarer < rules.players:
@@ -148,7 +154,7 @@ def game_info(cfg: Config) -> tuple[pyspiel.GameInfo, pyspiel.GameType.Utility]:
     per_deal = points * (1 + 4 * (n - 1)) if doubled else points  # R6.5: each pair settles at most twice
     fantan = any(c.play == FANTAN for c in contracts)
     passes = (n if rules.fantan_pass == "forced" else 4 * n) if fantan else 1
-    length = rules.deck_size + (cfg.contract is None) + 4 * doubled + rules.deck_size * passes
+    length = rules.deck_size + (cfg.contract is None) + n * doubled + rules.deck_size * passes
     sign = rules.score_sign
     if cfg.mode == "deal":
         deals = 1
@@ -161,7 +167,7 @@ def game_info(cfg: Config) -> tuple[pyspiel.GameInfo, pyspiel.GameType.Utility]:
         total = None if extra else sign * per_contract * sum(c.total(rules) for c in table.values())
     utility = pyspiel.GameType.Utility.GENERAL_SUM if total is None else pyspiel.GameType.Utility.CONSTANT_SUM
     info = pyspiel.GameInfo(
-        num_distinct_actions=NUM_ACTIONS,
+        num_distinct_actions=num_actions(rules),
         max_chance_outcomes=NUM_CARDS,  # chance outcomes are card ids
         num_players=n,
         min_utility=-float(per_deal * deals),
@@ -274,7 +280,8 @@ class _Core:
         head = f"hand {format_mask(self.dealt[seat])}"
         if deal is None:
             return f"{head} dealt {self.slot}"
-        return head + "".join(f" {s}:{_NAMES[a]}" for s, a in deal.history)
+        names = self.cfg.names
+        return head + "".join(f" {s}:{names[a]}" for s, a in deal.history)
 
     def resampled_hands(self, seat: int, rng: np.random.Generator) -> list[int]:
         """Dealt hands of the current deal consistent with what ``seat`` knows (its own unchanged)."""
@@ -334,7 +341,7 @@ class BarbuState(pyspiel.State):
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
             return f"deal {format_card(action)}"
-        return _NAMES[action]
+        return self._core.cfg.names[action]
 
     def is_terminal(self) -> bool:
         return self._core.over()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import agents as agent_lib
-from ..actions import action_id, action_name
+from ..actions import action_id, action_name, action_names, naming_players
 from ..engine import Deal
 from ..env import env as make_env
 from ..records import GameRecord, RecordingEnv
@@ -116,7 +116,7 @@ class Game:
         deal: Deal = raw.deal
         self.env.step(action)
         # the finished deal, not the match's next one, is what the seat sees right after its last card
-        return Event(seat, action_name(action), seat_view(deal, raw.match, self.seat))
+        return Event(seat, action_names(raw.rules)[action], seat_view(deal, raw.match, self.seat))
 
     def advance(self) -> list[Event]:
         """Let the agents play until the human is on move or the game is over."""
@@ -133,8 +133,9 @@ class Game:
             raise IllegalMove("it is not your turn" if not self.over else "the game is over", [])
         legal = self.legal()
         try:
-            a = move if isinstance(move, int) and not isinstance(move, bool) else action_id(str(move))
-            name = action_name(a)
+            players = naming_players(self.raw.rules)
+            a = move if isinstance(move, int) and not isinstance(move, bool) else action_id(str(move), players)
+            name = action_name(a, players)
         except ValueError:
             raise IllegalMove(f"{move!r} is not an action (a card such as QS or 10D, or a name from the list)",
                               legal) from None  # fmt: skip
@@ -146,4 +147,4 @@ class Game:
         """The hint agent's choice for the human on move (None without ``hint`` or off move)."""
         if self.hinter is None or not self.human_to_move():
             return None
-        return action_name(int(self.hinter.act(self.env, self.human)))
+        return action_names(self.raw.rules)[int(self.hinter.act(self.env, self.human))]

@@ -36,7 +36,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..actions import action_name
+from ..actions import action_names
 from ..agents import REGISTRY
 from ..records import GameRecord, RecordError, load, replay
 from ..rules import PRESETS
@@ -71,12 +71,13 @@ def replay_frames(record: GameRecord, source: str | None = None) -> list[dict[st
     """Every step of a record as a frame: who played what, the table with all hands, the running totals."""
     frames = []
     totals = [0] * record.rules.players
+    names = action_names(record.rules)
     for st in replay(record, source):
         deal = st.deal
         if deal.is_over and deal.scores is not None:
             totals = [t + v for t, v in zip(totals, deal.scores)]
         frames.append({"deal_no": st.deal_no, "step": st.step, "seat": st.seat,
-                       "action": action_name(st.action) if st.step >= 0 else None, "view": full_view(deal, None),
+                       "action": names[st.action] if st.step >= 0 else None, "view": full_view(deal, None),
                        "totals": totals})  # fmt: skip
     return frames
 

@@ -39,13 +39,15 @@ def card_text(card: str) -> Text:
 RELATIVE = ("left", "across", "right")  # R1.3: seat + 1, + 2, + 3
 
 
-def action_text(name: str, seat: int | None = None) -> Text:
+def action_text(name: str, seat: int | None = None, players: int = 4) -> Text:
     """An action name for display: cards with their suit symbol; a double by ``seat`` with the seats it
-    doubles (``double:left (P1)``, R6: classic Barbu, four seats); other actions as named."""
+    doubles (``double:left (P1)`` at four seats, R6; ``double:+1+2 (P1 P2)`` at ``players`` seats, R12.2);
+    other actions as named."""
     if len(name) == 2 and name[-1] in SYMBOLS:
         return card_text(name)
     if seat is not None and name.startswith("double:") and name != "double:none":
-        targets = [f"P{(seat + 1 + RELATIVE.index(r)) % 4}" for r in name[7:].split("+")]
+        offsets = [RELATIVE.index(r) + 1 if r in RELATIVE else int(r) for r in name[7:].split("+") if r]
+        targets = [f"P{(seat + k) % players}" for k in offsets]
         return Text(f"{name} ({' '.join(targets)})")
     return Text(name)
 
@@ -103,7 +105,7 @@ def render(view: dict[str, Any], game: Game) -> list[Any]:
     out.append(table_of(view, game))
     out.append(Text("your hand: ").append(_join([card_text(c) for c in view["hand"]]) if view["hand"] else Text("-")))
     if view["legal"]:
-        out.append(choices(view["legal"], view["seat"]))
+        out.append(choices(view["legal"], view["seat"], view["players"]))
     return out
 
 
@@ -112,14 +114,14 @@ def trick_text(cards: list[list[Any]]) -> Text:
     return _join([Text(f"P{s} ").append(card_text(c)) for s, c in cards], "  ")
 
 
-def choices(legal: list[str], seat: int) -> Columns:
-    """The legal actions of ``seat``, numbered from 1, in columns."""
-    items = [Text(f"{i:>2}) ").append(action_text(a, seat)) for i, a in enumerate(legal, 1)]
+def choices(legal: list[str], seat: int, players: int = 4) -> Columns:
+    """The legal actions of ``seat`` (of ``players`` seats), numbered from 1, in columns."""
+    items = [Text(f"{i:>2}) ").append(action_text(a, seat, players)) for i, a in enumerate(legal, 1)]
     return Columns(items, padding=(0, 3))
 
 
 def describe(seat: int, action: str, game: Game) -> Text:
-    return Text(f"{seat_name(seat, game)}: ").append(action_text(action, seat))
+    return Text(f"{seat_name(seat, game)}: ").append(action_text(action, seat, game.raw.num_players))
 
 
 def deal_summary(view: dict[str, Any], game: Game) -> Text:
@@ -170,7 +172,8 @@ def run(game: Game, lines: TextIO, console: Console, save: Path | None) -> Path 
                 console.print("no hint: start barbu-play with --hint SPEC (e.g. --hint pimc)")
             else:
                 number = game.legal().index(hint) + 1
-                console.print(Text(f"hint ({game.hinter.spec}): {number}) ").append(action_text(hint, game.seat)))
+                shown = action_text(hint, game.seat, game.raw.num_players)
+                console.print(Text(f"hint ({game.hinter.spec}): {number}) ").append(shown))
             continue
         if line in ("", "?", "help"):
             console.print(HELP)
@@ -181,7 +184,7 @@ def run(game: Game, lines: TextIO, console: Console, save: Path | None) -> Path 
         except IllegalMove as e:
             console.print(Text(e.reason, style="yellow"))
             console.print("legal choices:")
-            console.print(choices(legal, game.seat))
+            console.print(choices(legal, game.seat, game.raw.num_players))
     rec = game.record
     if rec.finished and rec.kind == "match":
         winners = ", ".join(seat_name(s, game) for s in rec.winners or ())

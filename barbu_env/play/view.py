@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..actions import action_name
+from ..actions import action_names
 from ..cards import NUM_CARDS, format_card, format_mask
 from ..engine import Deal, Match, Phase
 
@@ -25,7 +25,8 @@ def legal_names(deal: Deal) -> list[str]:
     the other actions (pass, declarations, doubles) in id order."""
     legal = deal.legal_actions()
     cards = sorted_cards(sum(1 << a for a in legal if a < NUM_CARDS))
-    return cards + [action_name(a) for a in legal if a >= NUM_CARDS]
+    names = action_names(deal.rules)
+    return cards + [names[a] for a in legal if a >= NUM_CARDS]
 
 
 def _run(deal: Deal, suit: int) -> list[str] | None:
@@ -42,6 +43,7 @@ def public_view(deal: Deal, match: Match | None) -> dict[str, Any]:
     """The public part of the table: contract, declarer, doubles, trick, history and counters (R1.3, R5.3)."""
     n = deal.n
     last = deal.last_trick
+    names = action_names(deal.rules)
     view: dict[str, Any] = {
         "players": n,
         "phase": Phase(deal.phase).name.lower(),
@@ -50,10 +52,10 @@ def public_view(deal: Deal, match: Match | None) -> dict[str, Any]:
         "available": list(deal.available),
         "to_move": deal.current_player,
         "doubles": [[s, t] for s in range(n) for t in range(n) if deal.doubles[s] >> t & 1],
-        "hand_sizes": [h.bit_count() for h in deal.hands],
+        "hand_sizes": [deal.held(s).bit_count() for s in range(deal.n)],
         "trick": _trick(deal.leader, deal.trick, n),
         "last_trick": None if last is None else {"cards": _trick(last[0], last[1], n), "winner": last[2]},
-        "history": [[s, action_name(a)] for s, a in deal.history],
+        "history": [[s, names[a]] for s, a in deal.history],
         "tricks_won": list(deal.tricks_won),
         "points": list(deal.points),
         "passes": list(deal.passes),
@@ -80,7 +82,7 @@ def seat_view(deal: Deal, match: Match | None, seat: int) -> dict[str, Any]:
     """What ``seat`` may see: the public view, its own hand and, on move, its legal actions."""
     view = public_view(deal, match)
     view["seat"] = seat
-    view["hand"] = sorted_cards(deal.hands[seat])
+    view["hand"] = sorted_cards(deal.held(seat))
     view["legal"] = legal_names(deal) if deal.current_player == seat else []
     return view
 
@@ -88,6 +90,6 @@ def seat_view(deal: Deal, match: Match | None, seat: int) -> dict[str, Any]:
 def full_view(deal: Deal, match: Match | None) -> dict[str, Any]:
     """The public view with every seat's hand (``hands``) and the legal actions of the seat on move."""
     view = public_view(deal, match)
-    view["hands"] = [sorted_cards(h) for h in deal.hands]
+    view["hands"] = [sorted_cards(deal.held(s)) for s in range(deal.n)]
     view["legal"] = legal_names(deal) if not deal.is_over else []
     return view

@@ -12,6 +12,8 @@ import importlib.util
 
 import numpy as np
 
+from ..actions import NUM_ACTIONS
+from ..observation import OBS_SIZE
 from .core import State
 from .encode import NUM_WORDS, PACKED_BYTES
 from .tables import U64, Tables
@@ -92,6 +94,15 @@ class Kernels:
         actions of the games whose seat on move is ``seat[g]`` (zero rows elsewhere)."""
         self._threads()
         self._jit.observe(st.data, self.tb, seat, low, high, self.words, obs, mask)
+
+    def observe_rows(self, st: State, games: np.ndarray, low: np.ndarray, high: np.ndarray,
+                     ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """``(obs float32 [n, OBS_SIZE], mask int8 [n, NUM_ACTIONS])`` of the seats on move in ``games`` (int64 [n])."""
+        n = games.shape[0]
+        obs, mask = np.empty((n, OBS_SIZE), np.float32), np.empty((n, NUM_ACTIONS), np.int8)
+        self._threads()
+        self._jit.observe_rows(st.data, self.tb, games, low, high, np.empty((n, NUM_WORDS), U64), obs, mask)
+        return obs, mask
 
     def observe_packed(self, st: State, seat: np.ndarray, low: np.ndarray, high: np.ndarray,
                        mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip

@@ -292,6 +292,16 @@ class VectorDeals:
         self.backend.observe(self.state, obs_seat, low, high, self.obs, self.mask)
         return self.obs, self.mask, seat
 
+    def observe_games(self, games: np.ndarray | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """``(obs float32 [n, OBS_SIZE], mask int8 [n, 87])``: :meth:`observe`'s rows of ``games`` only (new
+        arrays; zero rows for games over)."""
+        self._need_start()
+        g = np.ascontiguousarray(games, np.int64).reshape(-1)
+        if g.size and ((g < 0) | (g >= self.batch)).any():
+            raise ValueError(f"bad games {games!r}: expected indices in 0..{self.batch - 1}")
+        low, high = self.legal()
+        return self.backend.observe_rows(self.state, g, low, high)
+
     def observe_packed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The observations of the seats on move, packed for a device-side unpack: ``(bits uint8 [B, 143],
         numeric float32 [B, 16], mask int8 [B, 87], seat [B])``; :func:`encode.unpack_observations` turns

@@ -21,6 +21,7 @@ from .heuristic import heuristic_tables
 from .tables import DECLARE, Tables
 
 I64 = np.int64
+SCORES = COLUMNS["scores"]
 
 
 def state_of_deal(deal: Deal, t: Tables) -> State:
@@ -93,6 +94,16 @@ class Rollouts:
         self._set_threads(1)
         self._kernel(st.data, self.tb, self.ht, np.tile(np.array(actions, I64), w), seat, out)
         return out.reshape(w, a)
+
+    def play_out(self, rows: np.ndarray, first: np.ndarray, threads: int = 1) -> np.ndarray:
+        """``int64 [G, 4]``: every seat's deal score after ``first[g]`` (legal for the seat on move) then heuristic
+        play in every seat, from the game rows ``rows`` (``int64 [G, NUM_COLUMNS]``, rows of ``State.data``: the
+        true hands, perfect information), which are left unchanged."""
+        x = np.array(rows, I64, order="C", copy=True)
+        out = np.empty(x.shape[0], I64)
+        self._set_threads(threads)
+        self._kernel(x, self.tb, self.ht, np.ascontiguousarray(first, I64), 0, out)
+        return x[:, SCORES : SCORES + 4].copy()
 
 
 __all__ = ["Rollouts", "row_of_deal", "state_of_deal"]

@@ -5,7 +5,9 @@ kernels in one int64 buffer (laid out here, read by the ``mirror_*`` kernels of 
 each kernel call takes one array for all of them. ``load(deal)`` copies a fresh ``Deal``; ``step(action)``
 applies the action and, in the same call, writes the observation row and the action mask of the seat now
 on move into :attr:`Mirror.row` / :attr:`Mirror.mask`; ``observe(seat)`` writes another seat's row. Each is
-the array of ``observation.encode`` / ``Deal.legal_actions`` (the tests compare them).
+the array of ``observation.encode`` / ``Deal.legal_actions`` (the tests compare them). In a match, ``load``
+takes each seat's match blocks of the observation (constant within a deal) and the kernels write them into
+the rows; once the deal is over, :meth:`Mirror.result` gives its score sheet without building the ``Deal``.
 
 Importing this module imports numba: the env imports it only when it builds a mirror. Kernels are
 compiled on first use and cached on disk (``cache=True``).
@@ -16,12 +18,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..actions import DECLARE_BASE, NUM_ACTIONS
-from ..engine.deal import Deal
+from ..engine.deal import Deal, contract_text
 from ..observation import OBS_SIZE, names_bits
 from ..rules import Rules
 from .jit import jit_tables
-from .jit.common import SCORES
-from .jit.mirror import INIT_FIELDS, layout, mirror_load, mirror_observe, mirror_step
+from .jit.common import CONTRACT, FANTAN_RANK, SCORES, TRUMP
+from .jit.mirror import (
+    B_MATCH,
+    B_TABLES,
+    INIT_FIELDS,
+    M_SIZE,
+    layout,
+    mirror_load,
+    mirror_observe,
+    mirror_result,
+    mirror_step,
+)
 from .tables import DECLARE, Tables, build_tables
 
 I64 = np.int64
@@ -47,8 +59,10 @@ class Mirror:
         mirror_observe(self._buf, self.other, 0)
         mirror_load(self._buf, self._init, self.row, self.mask)
 
-    def load(self, deal: Deal) -> None:
-        """Copy ``deal``, which must be fresh (nothing played or declared after its set-up, R2.3)."""
+    def load(self, deal: Deal, blocks: np.ndarray | None = None) -> None:
+        """Copy ``deal``, which must be fresh (nothing played or declared after its set-up, R2.3); ``blocks``
+        (float32 [4, M_SIZE], :func:`barbu_env.observation.match_rows`): each seat's match blocks, None outside
+        a match (zeros)."""
         rules = self.tables.rules
         if deal.history or (deal.rules is not rules and deal.rules != rules):
             raise ValueError("Mirror.load takes a fresh deal (empty history) under the mirror's rules")
@@ -61,9 +75,14 @@ class Mirror:
         self._init[:] = (h[0], h[1], h[2], h[3], deal.phase, deal.to_move, deal.declarer, deal.leader, k,
                          deal.trump, deal.fantan_rank, deal.must_double, decl, names_bits(deal.available),
                          deal.playable)  # fmt: skip
-        self._load(self._init)
+        self._load(self._init, blocks)
 
-    def _load(self, init: np.ndarray) -> None:
+    def _load(self, init: np.ndarray, blocks: np.ndarray | None = None) -> None:
+        m = self._buf[B_MATCH:B_TABLES].view(np.float32)
+        if blocks is None:
+            m[:] = 0.0
+        else:
+            m[:] = blocks.reshape(4 * M_SIZE)
         self.seat = mirror_load(self._buf, init, self.row, self.mask)
         self.steps = 0
 
@@ -88,6 +107,17 @@ class Mirror:
         """The deal's scores (a fresh int64 [4]: contract + doubling settlement, R8.1), valid once it is over
         (:attr:`seat` -1). (Not a stored view: a copy or pickle of the mirror would not share the buffer.)"""
         return self._buf[SCORES : SCORES + 4].copy()
+
+    def result(self) -> tuple[str, list[int], list[int], list[int], list[int]]:
+        """The finished deal's score sheet (valid once it is over, :attr:`seat` -1): the contract text
+        (``Deal.contract_text``), each seat's doubles (absolute-seat masks, R6), contract scores, settlement
+        (R6.5) and scores (R8.1)."""
+        out = np.zeros(12, I64)
+        mirror_result(self._buf, out)
+        x = self._buf
+        name = self.tables.names[int(x[CONTRACT])]
+        text = contract_text(name, int(x[TRUMP]), int(x[FANTAN_RANK]))
+        return text, out[8:12].tolist(), out[:4].tolist(), out[4:8].tolist(), self.scores.tolist()
 
     def step(self, action: int) -> int:
         """Apply ``action``; the seat now on move (-1: over; -2: ``action`` is illegal, nothing changed)."""

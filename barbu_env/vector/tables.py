@@ -62,6 +62,7 @@ SUPPORTED: dict[str, tuple] = {
     "players": (4,),
     "short": (False,),
     "choose": (False,),
+    "positive": ((),),  # R10.3 is not batched
 }
 
 

@@ -1,4 +1,5 @@
-"""Shared pieces of the framework adapters: deal-mode contract sampling and reward normalisation.
+"""Shared pieces of the framework adapters: the variants they accept, deal-mode contract sampling and
+reward normalisation.
 
 Nothing here imports a framework; :mod:`.sb3` and :mod:`.rllib` build on it.
 """
@@ -6,33 +7,66 @@ Nothing here imports a framework; :mod:`.sb3` and :mod:`.rllib` build on it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from ..agents.heuristic import best_fantan_rank, best_trump
-from ..cards import RANKS, SUITS, cards_of
+from ..cards import RANKS, SUITS, copies_cards
 from ..contracts import contract_table
 from ..engine.deal import Deal, deal_hands
-from ..rules import Rules
+from ..env import raw_env
+from ..rules import GAMES, OPTION_NAMES, PLAYER_COUNTS, Rules, load_rules
 
 #: Contract names that need a parameter, resolved per deal the way ``barbu-eval`` does (R3.2).
 FAMILIES_WITH_PARAMETER = ("trumps", "fantan")
 
 
-#: The games and player counts the adapters are tested with: classic Barbu (4 seats) and Barbu King (R11.4).
-SUPPORTED: dict[str, tuple[int, ...]] = {"barbu": (4,), "king": (3, 4, 5)}
+def env_rules(env_kwargs: dict[str, Any]) -> Rules:
+    """The rules ``barbu_env.env(**env_kwargs)`` would play: its ``rules`` spec with the rule options among
+    the kwargs (the other keys are the env's own, checked when the env is made)."""
+    options = {k: v for k, v in env_kwargs.items() if k in OPTION_NAMES}
+    return load_rules(env_kwargs.get("rules"), **options)
+
+
+@cache
+def supported_variants() -> dict[str, tuple[int, ...]]:
+    """The games and player counts the adapters accept: those ``barbu_env.env`` plays (classic Barbu and Barbu
+    King at 3 to 5 seats, R11.4, R12, and Barbu King at 6, R11.5), probed over every game and player count the
+    rules define, so a variant the env learns to observe is accepted."""
+    out: dict[str, tuple[int, ...]] = {}
+    for game in GAMES:
+        doubling = "off" if game == "king" else "classic"  # R11: King has no doubling
+        counts = []
+        for n in PLAYER_COUNTS:
+            try:
+                rules = Rules(game=game, players=n, doubling=doubling)
+            except ValueError:  # not a player count of this game
+                continue
+            if env_refusal(rules) is None:
+                counts.append(n)
+        if counts:
+            out[game] = tuple(counts)
+    return out
+
+
+def env_refusal(rules: Rules) -> str | None:
+    """Why ``barbu_env.env`` refuses ``rules`` (its error, e.g. no observation layout yet), or None if it plays them."""
+    try:
+        raw_env(rules=rules)
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 def check_supported(rules: Rules, adapter: str) -> None:
-    """Refuse, with what is accepted, a game or player count the adapters are not tested with; the accepted
-    ones take their seats and observation layout from the env (``layout(rules)``, R11.4)."""
-    counts = SUPPORTED.get(rules.game, ())
-    if rules.players not in counts:
-        accepted = "; ".join(f"game={g!r} with players in {c}" for g, c in SUPPORTED.items())
-        raise ValueError(
-            f"{adapter} does not support game={rules.game!r} with {rules.players} players: it accepts {accepted}"
-        )
+    """``ValueError`` for rules the env does not play, naming ``adapter``, the env's reason and the variants it
+    accepts."""
+    reason = env_refusal(rules)
+    if reason is not None:
+        accepted = "; ".join(f"game={g!r} with players in {c}" for g, c in supported_variants().items())
+        raise ValueError(f"{adapter} cannot play these rules ({reason}): it accepts {accepted}")
 
 
 def contract_family(contract: str) -> str:
@@ -79,7 +113,22 @@ def sample_deal(
     contract = contracts[int(rng.integers(len(contracts)))]
     seat = int(rng.integers(rules.players)) if declarer == "random" else int(declarer)
     hands = deal_hands(rng, rules)
-    return {"hands": [cards_of(h) for h in hands], "declarer": seat, "contract": _resolve(contract, hands, seat, rules)}
+    text = _resolve(contract, hands, seat, rules)
+    return {"hands": [copies_cards(h) for h in hands], "declarer": seat, "contract": text}  # (R11.5: copies twice)
+
+
+def reward_normaliser(raw: Any) -> float:
+    """What ``normalize=True`` divides the rewards of ``raw`` (a ``barbu_env.env`` ``raw_env``) by: in deal mode
+    the deal's ``|contract total|`` (:func:`contract_scale`, one value scale for every contract); in match mode
+    the largest ``|contract total|`` of the rules (:func:`match_scale`, a constant, so a policy still
+    maximises the match total, R8.3)."""
+    return contract_scale(raw.deal) if raw.mode == "deal" else match_scale(raw.rules)
+
+
+@cache
+def match_scale(rules: Rules) -> float:
+    """The largest ``|contract total|`` (E5) among the contracts of ``rules``: 65 for classic Barbu (Trumps)."""
+    return float(max(abs(c.total(rules)) for c in contract_table(rules).values()) or 1)
 
 
 def contract_scale(deal: Deal) -> float:

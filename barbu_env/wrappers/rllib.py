@@ -1,15 +1,17 @@
 """Barbu for RLlib (Ray) on its current API stack: a multi-agent env with action masking, a PPO config
-with one policy per contract shared by the four seats, and the conversion of trained RLlib modules to
-the project's checkpoint format (:mod:`barbu_env.nn`). Imports ray: import this module explicitly.
+with one policy per contract shared by the four seats (deal mode) or one policy for every decision of a
+match (match mode: declarations, doubling, cards, Fantan passes), the conversion of trained per-contract
+modules to the project's checkpoint format (:mod:`barbu_env.nn`) and :class:`ModuleAgent`, any trained
+module as a project agent. Imports ray: import this module explicitly.
 
     from barbu_env.wrappers.rllib import BarbuMultiAgentEnv, masked_ppo_config
-    config = masked_ppo_config(["no_queens", "trumps"], {"doubling": "off"})
+    config = masked_ppo_config(["no_queens", "trumps"], {"doubling": "off"})   # or (None, {"mode": "match"})
     algo = config.build_algo(); algo.train()
 
 :class:`BarbuMultiAgentEnv` is a thin equivalent of RLlib's ``PettingZooEnv`` over ``barbu_env.env``:
 
-- observations are ``{"observations": float32[1228], "action_mask": float32[87]}`` (Barbu King: its own length,
-  ``layout(rules).size``, and 3 to 5 seats, R11.4) — RLlib's
+- observations are ``{"observations": float32[1228], "action_mask": float32[87]}`` for four-player Barbu (other
+  rules: ``layout(rules).size`` and ``num_actions(rules)``, 3 to 5 seats, R10.3, R11.4, R12) — RLlib's
   action-masking module (``ActionMaskingTorchRLModule``) expects the key ``observations`` where
   PettingZoo has ``observation``;
 - turn-based: each step returns the observation of the agent on move only; rewards are returned for
@@ -32,9 +34,13 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ..actions import NUM_ACTIONS
+from ..agents.base import Agent
+from ..agents.neural import masked_choice
+from ..engine import InfoState
 from ..env import env as make_env
 from ..observation import OBS_SIZE
-from .common import check_contracts, check_supported, contract_family, contract_scale, sample_deal
+from ..options import as_bool
+from .common import check_contracts, check_supported, contract_family, env_rules, reward_normaliser, sample_deal
 
 #: Adapter options of :class:`BarbuMultiAgentEnv`; every other key of the config goes to ``barbu_env.env``.
 ADAPTER_OPTIONS = ("contracts", "agent_ids", "normalize", "seed")
@@ -60,7 +66,8 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
     Config keys besides the env's keyword arguments (``mode``, ``rules``, ``doubling`` ...):
     ``contracts`` (deal mode: each episode's contract is drawn from these, with fresh hands and a random
     declarer, see :func:`barbu_env.wrappers.common.sample_deal`), ``agent_ids`` (``"seat"``, default,
-    or ``"contract"``), ``normalize`` (deal mode: rewards divided by ``|contract total|``) and ``seed``.
+    or ``"contract"``), ``normalize`` (rewards divided by the deal's ``|contract total|`` in deal mode, by the
+    rules' largest one in match mode: :func:`~barbu_env.wrappers.common.reward_normaliser`) and ``seed``.
     ``illegal_action`` defaults to ``"terminate"`` here (RLlib's env check steps an unmasked random action;
     the offender gets ``-illegal_penalty``); masked policies never pick an illegal action.
     """
@@ -76,16 +83,14 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
             raise ValueError(f"bad agent_ids {self.agent_ids!r}: expected 'seat' or 'contract'")
         cfg.setdefault("illegal_action", "terminate")  # RLlib's env check steps a random, unmasked action
         self._declarer = cfg.get("declarer", "random")  # with contracts: a random declarer unless one is given
+        check_supported(env_rules(cfg), "BarbuMultiAgentEnv")
         self.aec = make_env(**cfg)
         self.raw = self.aec.unwrapped
-        check_supported(self.raw.rules, "BarbuMultiAgentEnv")
         n = self.n = self.raw.num_players
         self._names = list(self.raw.possible_agents)  # the env's agent of each seat
         deal_mode = self.raw.mode == "deal"
         if contracts is not None and not deal_mode:
             raise ValueError("contracts draws one contract per deal-mode episode: use it with mode='deal'")
-        if self.normalize and not deal_mode:
-            raise ValueError("normalize=True divides by the deal's contract total: use it with mode='deal'")
         self.contracts = check_contracts(contracts, self.raw.rules)
         if self.agent_ids == "contract":
             if self.contracts is None and self.raw.contract is None:
@@ -95,15 +100,16 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         else:
             self.possible_agents = list(self._names)
         self.agents = self.possible_agents[:n]
-        box = self.raw.observation_space(self._names[0])["observation"]  # layout(rules): classic or King's n seats
+        box = self.raw.observation_space(self._names[0])["observation"]  # layout(rules): n seats
+        actions = int(self.raw.action_space(self._names[0]).n)  # the env's action ids under these rules
         space = gym.spaces.Dict(
             {
                 "observations": box,
-                "action_mask": gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
+                "action_mask": gym.spaces.Box(0.0, 1.0, (actions,), np.float32),
             }
         )
         self.observation_spaces = {a: space for a in self.possible_agents}
-        self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: gym.spaces.Discrete(actions) for a in self.possible_agents}
         self._rng = np.random.default_rng(seed)
         self._ids = list(self._names)
 
@@ -130,7 +136,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
             raise ValueError(f"no action for {aid!r}, the agent on move (got actions for {sorted(action_dict)})")
         self.aec.step(int(action_dict[aid]))
         raw = self.raw
-        scale = contract_scale(raw.deal) if self.normalize else 1.0
+        scale = reward_normaliser(raw) if self.normalize else 1.0
         rewards = {self._ids[s]: float(raw.rewards[self._names[s]]) / scale for s in range(self.n)}
         if all(raw.terminations.values()) or all(raw.truncations.values()):
             truncated = not all(raw.terminations.values())
@@ -176,19 +182,28 @@ def masked_ppo_config(
     num_env_runners: int = 0,
     seed: int | None = 0,
 ) -> Any:
-    """An RLlib ``PPOConfig`` for :class:`BarbuMultiAgentEnv` in deal mode: one policy per contract family
-    of ``contracts`` (``None``: one shared policy, deals as the env's kwargs make them), every seat of a deal
-    mapped to it, invalid actions masked by RLlib's ``ActionMaskingTorchRLModule``. The network is the
-    :class:`barbu_env.nn.PolicyNet` shape (shared ReLU trunk ``hidden``, linear policy and value heads),
-    so trained modules convert exactly (:func:`module_to_policynet`). Rewards are normalised per contract.
-    Set training sizes on the returned config (``.training(train_batch_size_per_learner=...)``)."""
+    """An RLlib ``PPOConfig`` for :class:`BarbuMultiAgentEnv`, invalid actions masked by RLlib's
+    ``ActionMaskingTorchRLModule`` over the whole action space.
+
+    Deal mode (``env_config`` without ``mode``, or ``mode="deal"``): one policy per contract family of
+    ``contracts`` (``None``: one shared policy, deals as the env's kwargs make them), every seat of a deal
+    mapped to it, rewards divided by the contract's ``|total|``. Match mode (``env_config={"mode": "match"}``,
+    ``contracts=None``): one policy, :data:`SHARED_POLICY`, plays every decision of every seat — declarations
+    (R3), doubling (R6), cards and Fantan passes — on whole-match episodes, rewards divided by the rules'
+    largest ``|contract total|`` (the policy maximises its match total, R8.3); play it with
+    :class:`ModuleAgent`. The network is the :class:`barbu_env.nn.PolicyNet` shape (shared ReLU trunk
+    ``hidden``, linear policy and value heads), so per-contract modules convert exactly
+    (:func:`module_to_policynet`). Set training sizes on the returned config
+    (``.training(train_batch_size_per_learner=...)``)."""
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
     cfg: dict[str, Any] = {"mode": "deal", **(env_config or {}), "normalize": True}
+    if contracts is not None and cfg["mode"] == "match":
+        raise ValueError(
+            "contracts= trains one policy per contract on deal-mode episodes: in match mode one policy plays "
+            "every decision (give contracts=None)"
+        )
     if contracts is not None:
         cfg.update(contracts=list(contracts), agent_ids="contract")
         modules = sorted({contract_family(c) for c in contracts})
@@ -196,12 +211,7 @@ def masked_ppo_config(
         modules = [SHARED_POLICY]
     if seed is not None:
         cfg.setdefault("seed", seed)
-    model = DefaultModelConfig(
-        fcnet_hiddens=list(hidden), fcnet_activation="relu", vf_share_layers=True, head_fcnet_hiddens=[]
-    )
-    spec = MultiRLModuleSpec(
-        rl_module_specs={m: RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model) for m in modules}
-    )
+    spec = MultiRLModuleSpec(rl_module_specs={m: module_spec(hidden) for m in modules})
     config = (
         PPOConfig()
         .environment(BarbuMultiAgentEnv, env_config=cfg)
@@ -213,6 +223,25 @@ def masked_ppo_config(
     if seed is not None:
         config = config.debugging(seed=seed)
     return config
+
+
+def module_spec(hidden: Sequence[int] = (256, 128), env: BarbuMultiAgentEnv | None = None) -> Any:
+    """The RLlib ``RLModuleSpec`` of each policy of :func:`masked_ppo_config`: RLlib's
+    ``ActionMaskingTorchRLModule`` (PPO, logits of illegal actions pushed to the float minimum) with the
+    :class:`barbu_env.nn.PolicyNet` shape. With ``env``, its spaces are set, so ``.build()`` makes an
+    untrained module without Ray running."""
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    model = DefaultModelConfig(
+        fcnet_hiddens=list(hidden), fcnet_activation="relu", vf_share_layers=True, head_fcnet_hiddens=[]
+    )
+    spec = RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model)
+    if env is not None:
+        first = env.possible_agents[0]
+        spec.observation_space, spec.action_space = env.get_observation_space(first), env.get_action_space(first)
+    return spec
 
 
 # ================================================================================= conversion
@@ -241,7 +270,11 @@ def module_to_policynet(module: Any) -> Any:
         raise ValueError("the RLlib module's heads have hidden layers: PolicyNet needs head_fcnet_hiddens=[]")
     hidden = tuple(layer.out_features for layer in trunk)
     if not trunk or trunk[0].in_features != OBS_SIZE or pi[0].out_features != NUM_ACTIONS:
-        raise ValueError(f"the RLlib module does not map {OBS_SIZE} observations to {NUM_ACTIONS} actions")
+        raise ValueError(
+            f"the RLlib module does not map {OBS_SIZE} observations to {NUM_ACTIONS} actions: the checkpoint format "
+            "holds networks of four-player Barbu's layout (rules with 3 or 5 players or option positive train "
+            "modules of other sizes, which stay RLlib modules)"
+        )
     net = PolicyNet(OBS_SIZE, NUM_ACTIONS, hidden)
     targets = [m for m in net.trunk if isinstance(m, nn.Linear)] + [net.policy, net.value]
     with torch.no_grad():
@@ -290,3 +323,65 @@ def _modules_of(source: Any) -> dict[str, Any]:
             f"cannot export {type(source).__name__}: expected an Algorithm, a checkpoint path or a MultiRLModule"
         )
     return {mid: source[mid] for mid in source.keys()}
+
+
+# ================================================================================= playing
+class ModuleAgent(Agent):
+    """A trained RLlib module as a project agent (:mod:`barbu_env.agents`, spec ``"rllib:source=PATH"``):
+    every decision — declaration (R3), doubling (R6), card, Fantan pass — is the module's choice on the env's
+    observation and action mask, the most likely legal action (``greedy=True``) or one drawn from the masked
+    policy with the agent's seeded generator. ``source``: an RLlib algorithm checkpoint path, an
+    ``Algorithm`` or a ``MultiRLModule`` (its module ``module``, default :data:`SHARED_POLICY`, the
+    match-mode policy of :func:`masked_ppo_config`), or one RLlib module."""
+
+    name = "rllib"
+
+    def __init__(self, source: Any, module: str = SHARED_POLICY, seed: int | None = None, greedy: Any = True):
+        super().__init__(seed)
+        import torch
+
+        self._torch = torch
+        self.source = str(source) if isinstance(source, (str, Path)) else None
+        if hasattr(source, "forward_inference") and not hasattr(source, "keys"):  # one module, not a MultiRLModule
+            self.module = source
+        else:
+            modules = _modules_of(source)
+            if module not in modules:
+                where = repr(self.source) if self.source else f"the {type(source).__name__}"
+                raise ValueError(f"no RLlib module {module!r} in {where}: it has {sorted(modules)}")
+            self.module = modules[module]
+        self.module_id, self.greedy = module, as_bool(greedy, "greedy")
+        self.obs_size = int(self.module.observation_space["observations"].shape[0])
+
+    def options(self) -> dict[str, Any]:
+        out: dict[str, Any] = {} if self.source is None else {"source": self.source}
+        if self.module_id != SHARED_POLICY:
+            out["module"] = self.module_id
+        return out if self.greedy else {**out, "greedy": False}
+
+    def choose(self, env: Any, agent_name: str) -> int:
+        o = env.observe(agent_name)
+        obs, mask = o["observation"], o["action_mask"]
+        if obs.shape[0] != self.obs_size:
+            raise ValueError(
+                f"RLlib module {self.module_id!r} reads observations of {self.obs_size} values, this env gives "
+                f"{obs.shape[0]}: play it under the rules it was trained with"
+            )
+        torch = self._torch
+        batch = {
+            "obs": {
+                "observations": torch.as_tensor(obs)[None],
+                "action_mask": torch.as_tensor(mask, dtype=torch.float32)[None],
+            }
+        }
+        with torch.no_grad():
+            logits = self.module.forward_inference(batch)["action_dist_inputs"][0].double().numpy()
+        return masked_choice(logits, mask, self.greedy, self.rng)
+
+    def act_info(self, info: InfoState) -> int:
+        """Refused: the module reads the env's observation, whose match blocks (R8.3) an ``InfoState`` does not
+        hold; play it through ``barbu_env.env`` with :meth:`act`."""
+        raise ValueError(
+            "ModuleAgent plays through barbu_env.env (agent.act(env, agent_name)): an InfoState holds no match "
+            "state, which its observation encodes"
+        )

@@ -8,7 +8,7 @@ Reward accounting (the bug of PettingZoo issue 1147 avoided): the reward returne
 is the learner's own points — the env's ``rewards[learner]`` summed over every underlying step from
 its action up to its next decision (or the end of the episode), opponents' moves included. Over an
 episode the rewards therefore sum to the learner's deal score (R8.1) or match total (R8.3), times
-``reward_scale`` (and divided by ``|contract total|`` with ``normalize=True``, deal mode).
+``reward_scale`` (and divided by :func:`~barbu_env.wrappers.common.reward_normaliser` with ``normalize=True``).
 
     from sb3_contrib import MaskablePPO
     from barbu_env.wrappers import BarbuSingleAgentEnv
@@ -26,10 +26,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..actions import NUM_ACTIONS
 from ..agents import Agent, make
 from ..env import env as make_env
-from .common import check_contracts, check_supported, contract_scale, sample_deal
+from .common import check_contracts, check_supported, env_rules, reward_normaliser, sample_deal
 
 #: Resets that end before the learner's first decision are retried this many times.
 _MAX_EMPTY_RESETS = 100
@@ -40,14 +39,15 @@ class BarbuSingleAgentEnv(gym.Env):
 
     Args:
         opponents: one agent spec for all the other seats, or one spec per other seat (given in seat order
-            after the learner: left, across, right, R1.3; 2 or 4 in Barbu King for 3 or 5 players, R11.4).
+            after the learner: left, across, right, R1.3; 2 or 4 for 3 or 5 players, R11.4, R12.1).
         seat: the learner's seat 0..n-1, or ``"random"`` (default) for a fresh seat each episode.
         contracts: deal mode only: draw each episode's contract uniformly from these names (family names
             ``"trumps"``/``"fantan"`` get the parameter the heuristic names, see
             :func:`barbu_env.wrappers.common.sample_deal`), with fresh hands and a random declarer.
             ``None`` (default) leaves the deal to the env (its ``contract``/``declarer`` kwargs).
-        normalize: deal mode: divide rewards by the deal's ``|contract total|`` (one value scale for
-            every contract).
+        normalize: divide rewards by the deal's ``|contract total|`` in deal mode (one value scale for
+            every contract), by the rules' largest one in match mode
+            (:func:`barbu_env.wrappers.common.reward_normaliser`).
         dict_obs: observations as ``{"observation", "action_mask"}`` (the env's Dict space) instead of
             the bare float vector.
         seed: seeds the deals, the seat draw and the opponents (``reset(seed=...)`` re-seeds).
@@ -75,9 +75,9 @@ class BarbuSingleAgentEnv(gym.Env):
         env_kwargs.setdefault("mode", "deal")
         env_kwargs.setdefault("illegal_action", "terminate")
         self._declarer = env_kwargs.get("declarer", "random")  # with contracts: random unless one is given
+        check_supported(env_rules(env_kwargs), "BarbuSingleAgentEnv")
         self.aec = make_env(**env_kwargs)
         self.raw = self.aec.unwrapped
-        check_supported(self.raw.rules, "BarbuSingleAgentEnv")
         n = self.n = self.raw.num_players
         self.agents = list(self.raw.possible_agents)
         if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= int(seat) < n):
@@ -92,19 +92,17 @@ class BarbuSingleAgentEnv(gym.Env):
         self.opponents: list[Agent] = [make(s) for s in specs]
         if contracts is not None and self.raw.mode != "deal":
             raise ValueError("contracts= draws one contract per deal-mode episode: use it with mode='deal'")
-        if normalize and self.raw.mode != "deal":
-            raise ValueError("normalize=True divides by the deal's contract total: use it with mode='deal'")
         self.contracts = check_contracts(contracts, self.raw.rules)
         self.normalize = bool(normalize)
         self.dict_obs = bool(dict_obs)
         self.render_mode = self.raw.render_mode
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
-        space = self.raw.observation_space(self.agents[0])  # laid out by layout(rules): classic or King's n seats
+        self.action_space = spaces.Discrete(int(self.raw.action_space(self.agents[0]).n))  # the env's action ids
+        space = self.raw.observation_space(self.agents[0])  # laid out by layout(rules): n seats
         self.observation_space = space if dict_obs else space["observation"]
         self._rng = np.random.default_rng(seed)
         self.seat = 0
         self.agent = self.agents[0]
-        self._mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._mask = np.zeros(int(self.action_space.n), np.int8)
         self._done = True
         self._pending = 0.0
 
@@ -149,7 +147,7 @@ class BarbuSingleAgentEnv(gym.Env):
         return self._obs(), reward, over, False, info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of the learner now (bool[87]), for sb3-contrib's ``MaskablePPO``."""
+        """Legal actions of the learner now (bool[A], the env's action ids), for sb3-contrib's ``MaskablePPO``."""
         return self._mask.astype(bool)
 
     def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # gymnasium's: a free type variable
@@ -162,7 +160,7 @@ class BarbuSingleAgentEnv(gym.Env):
     def _take_reward(self) -> float:
         r = float(self.raw.rewards[self.agent])
         if self.normalize and r:
-            r /= contract_scale(self.raw.deal)  # deal mode: rewards come when the deal is scored
+            r /= reward_normaliser(self.raw)
         return r
 
     def _play_opponents(self) -> tuple[float, bool]:

@@ -46,7 +46,10 @@ function actionLabel(name, seat, n) {
   if (name.startsWith("declare:")) return "Declare " + name.slice(8).replace(":", " ");
   if (name === "double:none") return "No double";
   if (name.startsWith("double:")) {
-    return "Double " + name.slice(7).split("+").map((r) => r + " (P" + (seat + 1 + RELATIVE.indexOf(r)) % n + ")").join(" + ");
+    // four seats name targets left/across/right (R1.3), three or five name offsets, "double:+1+3" (R12.2)
+    const offset = (r) => (RELATIVE.includes(r) ? 1 + RELATIVE.indexOf(r) : Number(r));
+    return "Double " + name.slice(7).split("+").filter((r) => r).map((r) => (RELATIVE.includes(r) ? r : "+" + r)
+      + " (P" + (seat + offset(r)) % n + ")").join(" + ");
   }
   if (name === "pass") return "Pass";
   return name[0].replace("T", "10") + SUITS[name[1]][0]; // a card

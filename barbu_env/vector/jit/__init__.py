@@ -3,8 +3,10 @@
 Modules: ``common`` (decorators, state columns, table offsets, bit helpers), ``rules`` (legality,
 transitions, scoring, new deals: RULES.md R3-R9), ``obs`` (observation rows, packed observations,
 masks), ``mirror`` (the single-deal copy's buffer and kernels), ``heuristic`` (the heuristic agent's
-decisions and its playouts). Importing this package imports numba;
-``barbu_env.vector`` does so when a ``VectorDeals`` or ``single.Mirror`` is built.
+decisions and its playouts), ``kingobs`` (Barbu King's observation rows from an engine deal), ``policy`` (a
+policy network's greedy choices), ``nprandom`` (numpy's seeding and bounded integers), ``players`` (the seated
+players of a duplicate batch). Importing this package imports numba; ``barbu_env.vector`` does so when a
+``VectorDeals`` or ``single.Mirror`` is built, the env when it plays Barbu King.
 
 Kernels are compiled on first use and cached on disk (``cache=True``). numba checks a cached kernel only
 against its own source file, while a kernel also freezes helpers of the other modules and constants of
@@ -22,14 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from . import common, heuristic, mirror, obs, rules
+from . import common, heuristic, kingobs, mirror, nprandom, obs, players, policy, rules
 from .common import DISPATCHERS, jit_tables
 from .heuristic import heuristic_actions, rollout_scores
 from .mirror import mirror_load, mirror_observe, mirror_step
-from .obs import masks, observe, observe_packed, random_actions
+from .obs import masks, observe, observe_packed, observe_rows, random_actions
+from .policy import greedy_actions
 from .rules import legal_words, start, step
 
-MODULES = (common, rules, obs, mirror, heuristic)
+MODULES = (common, rules, obs, mirror, heuristic, kingobs, policy, nprandom, players)
 #: The file beside the kernels' disk cache that holds the fingerprint the cache was built with.
 STAMP = "barbu_kernels.fingerprint"
 
@@ -80,5 +83,6 @@ def drop_stale_cache(cache_dirs: set[str], fp: str) -> list[Path]:
 FINGERPRINT = fingerprint()
 drop_stale_cache({d.stats.cache_path for d in DISPATCHERS}, FINGERPRINT)
 
-__all__ = ["FINGERPRINT", "heuristic_actions", "jit_tables", "legal_words", "masks", "mirror_load", "mirror_observe",
-           "mirror_step", "observe", "observe_packed", "random_actions", "rollout_scores", "start", "step"]  # fmt: skip
+__all__ = ["FINGERPRINT", "greedy_actions", "heuristic_actions", "jit_tables", "legal_words", "masks", "mirror_load",
+           "mirror_observe", "mirror_step", "observe", "observe_packed", "observe_rows", "random_actions",
+           "rollout_scores", "start", "step"]  # fmt: skip

@@ -1,7 +1,8 @@
 """The env's compiled copy of one deal (:class:`..single.Mirror`): its buffer layout and kernels.
 
-The batch-1 state row, the legal words of the seat on move, the packed-words scratch and the tables live in
-one int64 buffer (:func:`layout`), so each call unboxes one array; the kernels take views of it.
+The batch-1 state row, the legal words of the seat on move, the packed-words scratch, each seat's match blocks
+of the observation (float32, constant within a deal: zeros outside a match) and the tables live in one int64
+buffer (:func:`layout`), so each call unboxes one array; the kernels take views of it.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...actions import NUM_ACTIONS
-from ...observation import OBS_SIZE
+from ...observation import OBS_SIZE, match_spans
+from ...rules import Rules
 from ..core import NUM_COLUMNS
 from ..encode import NUM_WORDS
 from ..tables import OVER, U64
@@ -18,6 +20,7 @@ from .common import (
     AVAIL_NAMES,
     CONTRACT,
     DECLARER,
+    DOUBLES,
     FANTAN_RANK,
     HANDS,
     I64,
@@ -25,17 +28,24 @@ from .common import (
     MUST_DOUBLE,
     PHASE,
     PLAYABLE,
+    SCORES,
     TO_MOVE,
     TRUMP,
     kernel,
 )
 from .obs import _mask_row, _obs_row
-from .rules import _apply_game, _clear_game, _is_legal, _legal_game
+from .rules import _apply_game, _clear_game, _contract_scores, _is_legal, _legal_game
 
-#: Offsets in the buffer: the state row (``core.COLUMNS``), the legal words (low, high), the packed words, the tables.
+#: The two runs of match blocks in the classic observation (``observation.match_spans``): (start, end) each.
+(M_A0, M_A1), (M_B0, M_B1) = match_spans(Rules())
+#: Match-block entries of one seat's observation.
+M_SIZE = M_A1 - M_A0 + M_B1 - M_B0
+#: Offsets in the buffer: the state row (``core.COLUMNS``), the legal words (low, high), the packed words, the
+#: match blocks (float32 [4, M_SIZE], two per int64), the tables.
 B_LEGAL = NUM_COLUMNS
 B_WORDS = B_LEGAL + 2
-B_TABLES = B_WORDS + NUM_WORDS
+B_MATCH = B_WORDS + NUM_WORDS
+B_TABLES = B_MATCH + 4 * M_SIZE // 2
 #: The fields of :func:`mirror_load`'s set-up vector, in order.
 INIT_FIELDS = ("hand0", "hand1", "hand2", "hand3", "phase", "to_move", "declarer", "leader", "contract", "trump",
                "fantan_rank", "must_double", "avail_decl", "avail_names", "playable")  # fmt: skip
@@ -47,6 +57,18 @@ def layout(tables: np.ndarray) -> np.ndarray:
     buf = np.zeros(B_TABLES + tables.shape[0], I64)
     buf[B_TABLES:] = tables
     return buf
+
+
+@kernel()
+def _match_entries(buf: np.ndarray, row: np.ndarray, s: int) -> None:
+    """Seat s's match blocks (at ``B_MATCH``) written over their entries of ``row``."""
+    m = buf[B_MATCH:B_TABLES].view(np.float32)
+    o = s * M_SIZE
+    for i in range(M_A1 - M_A0):
+        row[M_A0 + i] = m[o + i]
+    o += M_A1 - M_A0
+    for i in range(M_B1 - M_B0):
+        row[M_B0 + i] = m[o + i]
 
 
 @kernel()
@@ -62,8 +84,9 @@ def _emit(buf: np.ndarray, row: np.ndarray, mask: np.ndarray) -> int:
     buf[B_LEGAL + 1] = I64(high)
     _mask_row(low, high, 0, mask.reshape((1, NUM_ACTIONS)))
     s = x[0, TO_MOVE]
-    words = buf[B_WORDS:B_TABLES].view(np.uint64).reshape((1, NUM_WORDS))
+    words = buf[B_WORDS:B_MATCH].view(np.uint64).reshape((1, NUM_WORDS))
     _obs_row(x, t, 0, s, words, row.reshape((1, OBS_SIZE)))
+    _match_entries(buf, row, s)
     return s
 
 
@@ -95,5 +118,23 @@ def mirror_step(buf: np.ndarray, row: np.ndarray, mask: np.ndarray, a: int) -> i
 @kernel()
 def mirror_observe(buf: np.ndarray, row: np.ndarray, s: int) -> None:
     """``row``: the observation of seat ``s``."""
-    words = buf[B_WORDS:B_TABLES].view(np.uint64).reshape((1, NUM_WORDS))
+    words = buf[B_WORDS:B_MATCH].view(np.uint64).reshape((1, NUM_WORDS))
     _obs_row(buf[:NUM_COLUMNS].reshape((1, NUM_COLUMNS)), buf[B_TABLES:], 0, s, words, row.reshape((1, OBS_SIZE)))
+    _match_entries(buf, row, s)
+
+
+@kernel()
+def mirror_result(buf: np.ndarray, out: np.ndarray) -> None:
+    """The finished deal's score sheet into ``out`` (int64 [12]): the contract scores, the doubling settlement
+    (R6.5) and each seat's doubles (absolute-seat masks, R6), four entries each. Without a double nothing is
+    settled: the scores are the contract scores (an R6.6 split deal's shares too)."""
+    x = buf[:NUM_COLUMNS].reshape((1, NUM_COLUMNS))
+    doubled = x[0, DOUBLES] | x[0, DOUBLES + 1] | x[0, DOUBLES + 2] | x[0, DOUBLES + 3]
+    if doubled == 0:
+        for q in range(4):
+            out[q] = x[0, SCORES + q]
+    else:
+        _contract_scores(x, buf[B_TABLES:], 0, out, 0)
+    for q in range(4):
+        out[4 + q] = x[0, SCORES + q] - out[q]
+        out[8 + q] = x[0, DOUBLES + q]

@@ -1,5 +1,5 @@
 """Observation kernels: each game's observation row (packed into ``uint64`` words, then expanded) and
-action mask, and the batch kernels :func:`observe`, :func:`observe_packed`, :func:`masks` and
+action mask, and the batch kernels :func:`observe`, :func:`observe_rows`, :func:`observe_packed`, :func:`masks` and
 :func:`random_actions`.
 
 The binary entries are packed into :data:`~..encode.NUM_WORDS` words per game at their offsets of
@@ -178,6 +178,19 @@ def observe(x: np.ndarray, t: np.ndarray, seat: np.ndarray, low: np.ndarray, hig
         _obs_row(x, t, g, s, words, obs)
         on_move = s >= 0 and s == x[g, TO_MOVE] and x[g, PHASE] != OVER
         _mask_row(low[g] if on_move else U0, high[g] if on_move else U0, g, mask)
+
+
+@parallel
+def observe_rows(x: np.ndarray, t: np.ndarray, games: np.ndarray, low: np.ndarray, high: np.ndarray,
+                 words: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> None:  # fmt: skip
+    """Row i of ``obs`` (float32 [n, OBS_SIZE]) and ``mask`` (int8 [n, NUM_ACTIONS]): the observation and legal
+    actions of the seat on move in game ``games[i]`` (zero rows for a game over); ``words``: scratch
+    (uint64 [n, NUM_WORDS])."""
+    for i in prange(games.shape[0]):
+        g = games[i]
+        on = x[g, PHASE] != OVER
+        _obs_row(x[g : g + 1], t, 0, x[g, TO_MOVE] if on else -1, words[i : i + 1], obs[i : i + 1])
+        _mask_row(low[g] if on else U0, high[g] if on else U0, i, mask)
 
 
 @parallel

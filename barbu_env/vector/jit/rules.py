@@ -214,11 +214,12 @@ def _is_legal(low: np.uint64, high: np.uint64, a: int) -> bool:
 
 # ------------------------------------------------------------------------------------------ transitions
 @helper
-def _finish(x: np.ndarray, t: np.ndarray, g: int) -> None:
-    """The end of game g's deal: contract scores (R4, R7.4, R9.1), doubling settlement (R6.5, R8.1)."""
+def _contract_scores(x: np.ndarray, t: np.ndarray, g: int, out: np.ndarray, o: int) -> None:
+    """``out[o : o + 4]``: the contract scores of game g's finished play (R4, R7.4, R9.1), before the doubling
+    settlement."""
     r = _krow(x[g, CONTRACT])
     for q in range(4):
-        x[g, SCORES + q] = x[g, POINTS + q]
+        out[o + q] = x[g, POINTS + q]
     rav = t[r + K_RAVAGE]
     if rav != 0:  # R9.1: the largest single-suit count shares the penalty
         top, losers = -1, 0
@@ -229,10 +230,16 @@ def _finish(x: np.ndarray, t: np.ndarray, g: int) -> None:
             losers += n == top
         for q in range(4):
             if _longest_suit(U64(x[g, CAPTURED + q])) == top:
-                x[g, SCORES + q] += rav // losers
+                out[o + q] += rav // losers
     if t[r + K_FANTAN]:  # R7.4
         for q in range(4):
-            x[g, SCORES + q] = t[r + K_FANTAN_PTS + max(x[g, FIN_PLACE + q], 0)]
+            out[o + q] = t[r + K_FANTAN_PTS + max(x[g, FIN_PLACE + q], 0)]
+
+
+@helper
+def _finish(x: np.ndarray, t: np.ndarray, g: int) -> None:
+    """The end of game g's deal: contract scores (R4, R7.4, R9.1), doubling settlement (R6.5, R8.1)."""
+    _contract_scores(x, t, g, x[g], SCORES)
     cs = (x[g, SCORES], x[g, SCORES + 1], x[g, SCORES + 2], x[g, SCORES + 3])
     for i in range(4):  # R6.5: sum over j of k_ij (s_i - s_j), k_ij = directions doubled between i and j
         settle = 0

@@ -1,0 +1,139 @@
+"""Self-play with rollout-labelled Q targets (training/rollout_q.py).
+
+The compiled playouts from a copied game row end with the scores of ``agents.heuristic.rollout`` on ``Deal``
+clones (R8.1); every labelled state carries, for each legal move, the acting seat's deal score / |contract total|
+after that move and heuristic play (checked against the ``Deal`` replayed from the game's actions), and the
+observation of that seat (``observation.encode``); resampled worlds keep what the seat on move knows. The end-to-end
+run (train, save, reload, evaluate, resume) is tests/test_training.py's smoke test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from barbu_env.agents.heuristic import heuristic_action, rollout  # noqa: E402
+from barbu_env.engine.deal import FANTAN_PLAY, OVER, PLAY, Deal  # noqa: E402
+from barbu_env.nn import PolicyNet  # noqa: E402
+from barbu_env.observation import encode  # noqa: E402
+from barbu_env.rules import Rules  # noqa: E402
+from barbu_env.vector.backend import numba_available  # noqa: E402
+from barbu_env.vector.encode import unpack_observations  # noqa: E402
+from barbu_env.vector.rollout import Rollouts, state_of_deal  # noqa: E402
+from barbu_env.vector.tables import build_tables  # noqa: E402
+from training.common import load_config  # noqa: E402
+from training.rollout_q import Labeller, RolloutQConfig  # noqa: E402
+from training.selfplay import contract_scale  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not numba_available(), reason="numba not installed (pip install barbu_env[fast])")
+
+
+@pytest.mark.parametrize("contract", ["no_queens", "trumps:D", "fantan:9", "no_king"])
+def test_play_out_from_game_rows_equals_python_rollouts(contract):
+    rules = Rules(doubling="classic")
+    t = build_tables(rules)
+    ro = Rollouts(t)
+    rng = np.random.default_rng(3)
+    for k in range(12):
+        d = Deal.random(rng, k % 4, contract, rules)
+        for _ in range(int(rng.integers(4, 30))):
+            if d.phase == OVER:
+                break
+            legal = d.legal_actions()
+            d.apply(heuristic_action(d, d.to_move) if rng.random() < 0.5 else legal[int(rng.integers(len(legal)))])
+        if d.phase not in (PLAY, FANTAN_PLAY):
+            continue
+        legal = d.legal_actions()
+        row = state_of_deal(d, t).data
+        before = row.copy()
+        got = ro.play_out(np.repeat(row, len(legal), axis=0), np.array(legal))
+        assert (row == before).all()  # the rows are copied, not played in place
+        for i, a in enumerate(legal):
+            w = d.clone()
+            w.apply(a)
+            assert got[i].tolist() == list(rollout(w).scores), (contract, k, a)
+
+
+def replayed(start: tuple[list[int], int], actions: list[int], contract: str, rules: Rules) -> Deal:
+    d = Deal.from_hands(start[0], start[1], contract, rules)
+    for a in actions:
+        d.apply(a)
+    return d
+
+
+@pytest.mark.parametrize("contract", ["no_queens", "no_hearts", "trumps:S"])
+def test_labels_are_the_value_of_every_legal_move_and_the_observation_is_the_seats(contract):
+    """One game, every card decision labelled: replay its actions on a ``Deal`` and check each label (R8.1)."""
+    rules = Rules(doubling="off", undoubled_negative="play")
+    cfg = RolloutQConfig(label_prob=1.0, epsilon=0.3, p_heuristic=0.5)
+    lab = Labeller(contract, rules, 1, np.random.default_rng(1), cfg)
+    env, scale = lab.env, contract_scale(contract.split(":")[0], rules)
+    taken: list[int] = []
+    step = env.step
+
+    def recording_step(actions):
+        taken.append(int(actions[0]))
+        return step(actions)
+
+    env.step = recording_step
+    start = ([int(h) for h in env.state.hands[0]], int(env.state.declarer[0]))
+    net = PolicyNet()
+    checked = 0
+    while checked < 60:
+        history = list(taken)
+        part = lab.step(net, None)
+        if part is not None:
+            d = replayed(start, history, contract, rules)
+            seat = d.to_move
+            legal = d.legal_actions()
+            assert np.flatnonzero(part["mask"][0]).tolist() == legal
+            assert (unpack_observations(part["bits"], part["numeric"])[0] == encode(d, seat)).all()
+            for a in legal:
+                w = d.clone()
+                w.apply(a)
+                want = rollout(w).scores[seat] / scale
+                assert part["q"][0, a] == pytest.approx(want, abs=1e-3), (a, want)
+            assert part["teacher"][0] == heuristic_action(d, seat)
+            checked += 1
+        if replayed(start, taken, contract, rules).phase == OVER:  # the game restarted with a new deal
+            start = ([int(h) for h in env.state.hands[0]], int(env.state.declarer[0]))
+            taken.clear()
+
+
+def test_config_refuses_out_of_range_settings():
+    with pytest.raises(ValueError, match="doubled"):
+        load_config(RolloutQConfig, None, ["doubled=1.5"])
+    with pytest.raises(ValueError, match="chunk"):
+        load_config(RolloutQConfig, None, ["chunk=0"])
+
+
+@pytest.mark.parametrize("contract", ["no_hearts", "trumps:C", "fantan:7"])
+def test_resampled_worlds_keep_what_the_seat_on_move_knows(contract):
+    """PIMC's sampler on game rows: own hand, hand sizes, the hidden cards and the shown voids (R5, R7) kept."""
+    from barbu_env.vector import VectorDeals
+    from barbu_env.vector.core import COLUMNS
+    from barbu_env.vector.worlds import resample_hands
+
+    env = VectorDeals(contract, Rules(doubling="off"), batch=256, seed=5)
+    env.reset()
+    for _ in range(22):
+        env.step(env.heuristic_actions())
+    rows = env.state.data.copy()
+    new = resample_hands(rows, np.random.default_rng(0))
+    h, e = COLUMNS["hands"], COLUMNS["excluded"]
+    old_h, new_h = rows[:, h : h + 4].view(np.uint64), new[:, h : h + 4].view(np.uint64)
+    excluded = rows[:, e : e + 4].view(np.uint64)
+    me = rows[:, COLUMNS["to_move"]]
+    g = np.arange(rows.shape[0])
+    assert (old_h[g, me] == new_h[g, me]).all()
+    assert (np.bitwise_or.reduce(old_h, 1) == np.bitwise_or.reduce(new_h, 1)).all()
+    sizes = np.vectorize(lambda m: int(m).bit_count())
+    assert (sizes(old_h) == sizes(new_h)).all()
+    assert not (new_h & excluded).any()
+    other = np.ones(rows.shape[1], bool)
+    other[h : h + 4] = False
+    assert (new[:, other] == rows[:, other]).all()
+    assert (old_h != new_h).any(1).mean() > 0.5  # most rows get another deal
+    assert (resample_hands(rows, np.random.default_rng(0)) == new).all()  # a function of the generator
