@@ -32,7 +32,8 @@ chance nodes are not counted) per second:
 - ``pimc-python-16`` / ``pimc-16`` / ``pimc-128``: ``agents.make("pimc:samples=S")`` with Python rollouts
   (``rollouts=python``) / compiled rollouts; seat 0's card decisions with a choice (more than one class of
   equivalent cards) in heuristic deals of the 7 contracts; counts those decisions per second of PIMC time
-  (1000 / rate = ms per decision).
+  (1000 / rate = ms per decision). ``pimc-nn-16``: ``pimc:rollout=checkpoints`` (16 samples), the rollouts
+  played by the shipped ``checkpoints/`` networks (greedy, needs torch; one torch thread), the same decisions.
 - ``eval-python`` / ``eval-batched``: duplicate evaluation (``barbu_env.evaluation``), heuristic vs 3 heuristics
   (4 seatings a board), the 7 classic contracts' boards interleaved, doubling off (``barbu-eval``'s deal-mode
   default): through the env one game at a time (``engine=python``, one process) / on the batched engine
@@ -96,6 +97,7 @@ ROWS = (
     "pimc-python-16",
     "pimc-16",
     "pimc-128",
+    "pimc-nn-16",
     "eval-python",
     "eval-batched",
     "eval-nn-python",
@@ -286,7 +288,7 @@ def _heuristic_vector(batch: int) -> Callable[[float], float]:
     return run
 
 
-def _pimc(samples: int, rollouts: str) -> Callable[[float], float]:
+def _pimc(samples: int, rollouts: str, rollout: str = "heuristic") -> Callable[[float], float]:
     def run(seconds: float) -> float:
         from .agents import make
         from .agents.heuristic import heuristic_action
@@ -294,7 +296,14 @@ def _pimc(samples: int, rollouts: str) -> Callable[[float], float]:
         from .engine.deal import Deal
         from .rules import Rules
 
-        agent = make(f"pimc:samples={samples},rollouts={rollouts}", seed=0)
+        try:
+            if rollout != "heuristic":
+                import torch
+
+                torch.set_num_threads(1)
+            agent = make(f"pimc:samples={samples},rollouts={rollouts},rollout={rollout}", seed=0)
+        except (ImportError, ValueError) as e:
+            raise NotInstalled(str(e)) from None
         rules = Rules()
         rng = np.random.default_rng(0)
         agent.act_deal(Deal.random(rng, 1, "no_hearts", rules))  # load (or compile) the kernels before timing
@@ -457,6 +466,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "pimc-python-16": _pimc(16, "python"),
     "pimc-16": _pimc(16, "compiled"),
     "pimc-128": _pimc(128, "compiled"),
+    "pimc-nn-16": _pimc(16, "compiled", "checkpoints"),
     "eval-python": _evaluation("python", "heuristic"),
     "eval-batched": _evaluation("batched", "heuristic"),
     "eval-nn-python": _evaluation("python", "checkpoints"),
@@ -488,6 +498,7 @@ RATIOS = (
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
     ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
     ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
+    ("pimc-16 / pimc-nn-16", "pimc-16", "pimc-nn-16", None),
     ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
     ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),
     ("eval-random-batched / -python", "eval-random-batched", "eval-random-python", None),

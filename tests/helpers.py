@@ -308,3 +308,31 @@ def env_presets() -> list[str]:
     from barbu_env.rules import PRESETS
 
     return sorted(PRESETS)
+
+
+#: The classic contracts, one parameter each for trumps and Fantan (mid-deal states for the rollout tests).
+MID_CONTRACTS = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:H", "fantan:8"]
+
+
+def mid_deals(rules: Rules, n: int, seed: int, contracts: list[str] | None = None) -> list[Deal]:
+    """``n`` card-play states: deals of every contract (``contracts``, default :data:`MID_CONTRACTS` and the
+    rules' optional ones) played some random / heuristic moves in."""
+    from barbu_env.agents.heuristic import heuristic_action
+    from barbu_env.engine.deal import FANTAN_PLAY, OVER, PLAY
+
+    rng = np.random.default_rng(seed)
+    if contracts is None:
+        contracts = MID_CONTRACTS + [c for c in ("ravage_city", "salad") if getattr(rules, c)]
+    out: list[Deal] = []
+    while len(out) < n:
+        d = Deal.random(rng, int(rng.integers(4)), contracts[len(out) % len(contracts)], rules)
+        while d.phase not in (PLAY, FANTAN_PLAY):
+            d.apply(heuristic_action(d, d.to_move))
+        for _ in range(int(rng.integers(0, 40))):
+            if d.phase == OVER:
+                break
+            legal = d.legal_actions()
+            d.apply(heuristic_action(d, d.to_move) if rng.random() < 0.5 else legal[int(rng.integers(len(legal)))])
+        if d.phase != OVER:
+            out.append(d)
+    return out

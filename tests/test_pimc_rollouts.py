@@ -10,41 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import mid_deals
 
 from barbu_env import agents
 from barbu_env.agents.heuristic import heuristic_action, rollout
-from barbu_env.engine.deal import FANTAN_PLAY, OVER, PLAY, Deal
 from barbu_env.rules import Rules
 from barbu_env.vector.heuristic import CompiledHeuristic
 from barbu_env.vector.rollout import Rollouts, state_of_deal
 from barbu_env.vector.tables import build_tables
 
-CONTRACTS = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:H", "fantan:8"]
 OPTIONS = [
     {},
     {"king_discard": "forced", "hearts_lead": "until_broken", "overtrump": "yes"},
     {"fantan_pass": "free", "ace_plays_again": True, "trump_lead": "free"},
     {"ravage_city": True, "salad": True, "scoring": "basic52"},
 ]
-
-
-def mid_deals(rules: Rules, n: int, seed: int):
-    """``n`` card-play states: deals of every contract played some random / heuristic moves in."""
-    rng = np.random.default_rng(seed)
-    contracts = CONTRACTS + [c for c in ("ravage_city", "salad") if getattr(rules, c)]
-    out = []
-    while len(out) < n:
-        d = Deal.random(rng, int(rng.integers(4)), contracts[len(out) % len(contracts)], rules)
-        while d.phase not in (PLAY, FANTAN_PLAY):
-            d.apply(heuristic_action(d, d.to_move))
-        for _ in range(int(rng.integers(0, 40))):
-            if d.phase == OVER:
-                break
-            legal = d.legal_actions()
-            d.apply(heuristic_action(d, d.to_move) if rng.random() < 0.5 else legal[int(rng.integers(len(legal)))])
-        if d.phase != OVER:
-            out.append(d)
-    return out
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: "+".join(o) or "default")

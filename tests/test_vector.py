@@ -373,3 +373,78 @@ def test_kernel_tables_refuse_what_they_cannot_hold():
     wide = replace(t, cp_mask=np.zeros((k, MAX_CARD_POINTS + 1), np.uint64), cp_pts=np.zeros((k, MAX_CARD_POINTS + 1)))
     with pytest.raises(ValueError, match=f"{MAX_CARD_POINTS + 1} card-point masks.*at most {MAX_CARD_POINTS}"):
         jit_tables(wide)
+
+
+@pytest.mark.parametrize("options", [{}, {"doubling": "classic", "overtrump": "yes", "fantan_pass": "free"}],
+                         ids=["default", "options"])  # fmt: skip
+def test_load_states_plays_on_from_deals(options):
+    """``load_states``: rows of ``state_of_deal`` (deals in every phase: declaration, doubling R6, trick play,
+    Fantan R7) played on with random legal actions give the reference's seat, mask, observation and scores
+    (R8.1) at every step; the games not loaded keep their deals."""
+    from barbu_env.vector.rollout import state_of_deal
+
+    rules = Rules(**options)
+    rng = np.random.default_rng(4)
+    deals = []
+    contracts = [None, *TRICK_CONTRACTS, "trumps:D", "fantan:9"]
+    for i in range(24):
+        d = Deal.random(rng, i % 4, contracts[i % len(contracts)], rules)
+        for _ in range(int(rng.integers(0, 45)) if i >= 8 else 0):
+            if d.phase == OVER:
+                break
+            legal = d.legal_actions()
+            d.apply(legal[int(rng.integers(len(legal)))])
+        deals.append(d)
+    assert {d.phase for d in deals} >= {0, 2}  # fresh declarations and trick play among them
+    v = VectorDeals("no_queens", rules, batch=30, seed=1, auto_reset=False)
+    v.reset()
+    kept = v.state.data[24:].copy()
+    v.load_states(np.concatenate([state_of_deal(d, v.tables).data for d in deals]), np.arange(24))
+    np.testing.assert_array_equal(v.state.data[24:], kept)
+    refs = [d.clone() for d in deals] + [reference(v, g, "no_queens") for g in range(24, 30)]
+    while any(d.phase != OVER for d in refs):
+        obs, mask, seat = v.observe()
+        for g, d in enumerate(refs):
+            assert seat[g] == d.current_player, f"game {g}"
+            if d.phase != OVER:
+                np.testing.assert_array_equal(mask[g], ref_mask(d), err_msg=f"game {g}")
+                np.testing.assert_array_equal(obs[g], encode(d, d.to_move), err_msg=f"game {g}")
+        actions = random_actions(mask, rng)
+        rewards, done = v.step(actions)
+        for g, d in enumerate(refs):
+            if d.phase != OVER:
+                d.apply(int(actions[g]))
+                assert done[g] == (d.phase == OVER)
+                if done[g]:
+                    np.testing.assert_array_equal(rewards[g], d.scores, err_msg=f"game {g}")
+                    np.testing.assert_array_equal(v.state.scores[g], d.scores)
+
+
+def test_load_states_errors():
+    """Bad rows and games are refused with the reason; nothing is loaded then."""
+    from barbu_env.vector.core import COLUMNS, NUM_COLUMNS
+    from barbu_env.vector.rollout import state_of_deal
+
+    v = VectorDeals("no_queens", batch=2, seed=0, auto_reset=False)
+    row = state_of_deal(Deal.random(np.random.default_rng(0), 0, "no_queens"), v.tables).data
+    with pytest.raises(ValueError, match=rf"int64 \[n, {NUM_COLUMNS}\]"):
+        v.load_states(row[:, :5])
+    with pytest.raises(ValueError, match="1 rows for 2 games"):
+        v.load_states(row)
+    with pytest.raises(ValueError, match=r"distinct indices in 0\.\.1"):
+        v.load_states(np.repeat(row, 2, axis=0), [0, 0])
+    other_hand = int(row[0, COLUMNS["hands"] + 1])
+    cases = (("phase", 7, "phase"), ("to_move", 4, "seats 0..3"), ("contract", 9, "contract"),
+             ("contract", -1, "contract"), ("hands", other_hand, "a card in two places"))  # fmt: skip
+    for column, value, what in cases:
+        bad = row.copy()
+        bad[0, COLUMNS[column]] = value
+        with pytest.raises(ValueError, match=f"row 0 has bad .*{what}"):
+            v.load_states(np.repeat(bad, 2, axis=0))
+    with pytest.raises(ValueError, match="call reset"):
+        v.observe()  # nothing was loaded
+    with pytest.raises(ValueError, match="every game"):
+        v.load_states(row, [1])  # game 0 would hold no deal
+    v.reset()
+    v.load_states(row, [1])
+    assert v.seat[1] == 1 and v.state.data[1].tolist() == row[0].tolist()  # R6: the declarer's left doubles first

@@ -4,7 +4,8 @@ Specs are the names used on the ``barbu-eval`` command line:
 
 - ``"random"``: uniform over legal actions (:mod:`.random_agent`);
 - ``"heuristic"``: the rule-based player (:mod:`.heuristic`);
-- ``"pimc"`` or ``"pimc:samples=32"``: Perfect-Information Monte-Carlo card play (:mod:`.pimc`);
+- ``"pimc"`` or ``"pimc:samples=32"``: Perfect-Information Monte-Carlo card play (:mod:`.pimc`); with
+  ``"pimc:rollout=checkpoints"`` its rollouts are played by the networks of a checkpoint folder or file;
 - ``"rllib:source=PATH"``: a policy trained with RLlib (an algorithm checkpoint folder; options ``module``,
   ``greedy``), every decision its own (:class:`barbu_env.wrappers.rllib.ModuleAgent`; imports ray);
 - a checkpoint path (``"checkpoints/no_queens.pt"``, optionally ``"path.pt:key=value"``): a neural

@@ -139,9 +139,7 @@ class NeuralAgent(Agent):
         ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
-        net = self.nets.get(contract)
-        if net is None:
-            raise ValueError(f"agent {self.spec!r} has no network for {contract!r}: it has {sorted(self.nets)}")
+        net = self._net(contract)
         from ..nn import flat_policy
         from ..vector.jit import greedy_actions
 
@@ -168,6 +166,17 @@ class NeuralAgent(Agent):
         """The bidding network's role that takes a decision of ``phase``, or None."""
         role = "declare" if phase == DECLARE else "double" if phase == DOUBLE else None
         return role if role in self.bidding_roles else None
+
+    def card_logits(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The logits (float64 [n, A], -inf for the illegal actions) of ``contract``'s network for n card
+        decisions (observations float32 [n, OBS_SIZE], masks int8 [n, A]), one forward pass."""
+        return np.where(mask.astype(bool), self._logits(self._net(contract), obs, mask), -np.inf)
+
+    def _net(self, contract: str) -> Any:
+        net = self.nets.get(contract)
+        if net is None:
+            raise ValueError(f"agent {self.spec!r} has no network for {contract!r}: it has {sorted(self.nets)}")
+        return net
 
     def choose(self, env: Any, agent_name: str) -> int:
         deal = env.unwrapped.deal

@@ -12,6 +12,17 @@ heuristic): the same samples and the same playouts, hence the same decisions, ma
 ``rollouts="python"`` plays them on ``Deal`` clones. Rules the batched engine does not cover (Barbu King,
 R11) always use the Python rollouts.
 
+``rollout`` names the player of the rollouts: ``"heuristic"`` (default) or a checkpoint file or folder
+(``pimc:rollout=checkpoints``: the shipped networks, one per contract; loaded by
+:class:`~barbu_env.agents.neural.NeuralAgent`, which imports torch). With networks, every seat of every
+rollout plays the contract's network greedily, all the rollouts of one decision stepped together on the
+batched engine with one forward pass per step over the live games
+(:class:`barbu_env.vector.policy_rollout.PolicyRollouts`). Contracts without a network and rules the batched
+engine does not cover fall back to the heuristic rollouts above. ``weighting="policy"`` (with networks) weights
+each sampled world by the likelihood of the other seats' card play so far under the network, sampling from
+``softmax(logits / temperature)`` (``temperature``, default 1; the shipped networks' logits are expected points),
+instead of counting every world once (``"uniform"``).
+
 Objective: the seat's own deal score, settlement included (``Deal.scores``, R8.1). Every contract's
 scores sum to a fixed total (E5) and settlement is zero-sum (R6.5), so the own score and the own
 score relative to the table mean differ by a constant and rank moves identically.
@@ -21,6 +32,7 @@ Declaration and doubling are delegated to the heuristic (a one-off decision per 
 
 from __future__ import annotations
 
+from math import inf
 from typing import Any
 
 import numpy as np
@@ -39,6 +51,8 @@ REJECTION_TRIES = 16
 DEFAULT_SAMPLES = 16
 #: Where the rollouts run (see the module docstring).
 ROLLOUTS = ("compiled", "python")
+#: How the sampled worlds are weighted (see the module docstring).
+WEIGHTINGS = ("uniform", "policy")
 
 
 def sample_world(info: InfoState, rng: np.random.Generator, tries: int = REJECTION_TRIES) -> Deal:
@@ -132,41 +146,75 @@ def candidate_moves(d: Deal, seat: int, legal: list[int]) -> dict[int, list[int]
 
 
 class PIMCAgent(Agent):
-    """PIMC card play with heuristic rollouts; heuristic declaration and doubling."""
+    """PIMC card play with heuristic or policy rollouts; heuristic declaration and doubling."""
 
     name = "pimc"
 
-    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollouts: str = "compiled") -> None:
+    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollouts: str = "compiled",
+                 rollout: str = "heuristic", weighting: str = "uniform", temperature: float = 1.0) -> None:  # fmt: skip
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"bad pimc option samples={samples!r}: expected an integer >= 1")
         if rollouts not in ROLLOUTS:
             raise ValueError(f"bad pimc option rollouts={rollouts!r}: expected one of {list(ROLLOUTS)}")
-        self.samples = samples
-        self.rollouts = rollouts
-        self._compiled: dict[Rules, Any] = {}  # rules -> their Rollouts, or None where not batched
+        if not isinstance(rollout, str) or not rollout.strip():
+            raise ValueError(f"bad pimc option rollout={rollout!r}: expected 'heuristic' or a checkpoint file or "
+                             "folder (e.g. rollout=checkpoints)")  # fmt: skip
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"bad pimc option weighting={weighting!r}: expected one of {list(WEIGHTINGS)}")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 < temperature < inf:
+            raise ValueError(f"bad pimc option temperature={temperature!r}: expected a number > 0")
+        if rollout != "heuristic" and rollouts != "compiled":
+            raise ValueError(f"bad pimc options rollout={rollout!r} with rollouts={rollouts!r}: policy rollouts "
+                             "run on the batched engine only (rollouts=compiled)")  # fmt: skip
+        if weighting == "policy" and rollout == "heuristic":
+            raise ValueError(
+                "bad pimc option weighting=policy: it weights worlds by a policy's likelihood of the "
+                "observed play, so it needs policy rollouts (rollout=checkpoints or a checkpoint path)"
+            )
+        self.samples, self.rollouts, self.rollout = samples, rollouts, rollout
+        self.weighting, self.temperature = weighting, float(temperature)
+        self.policy: Any = None  # the NeuralAgent whose networks play the rollouts
+        if rollout != "heuristic":
+            from .neural import NeuralAgent
+
+            try:
+                self.policy = NeuralAgent(rollout, seed=seed)
+            except ValueError as e:
+                raise ValueError(f"bad pimc option rollout={rollout!r}: {e} (expected 'heuristic' or a checkpoint "
+                                 "file or folder)") from None  # fmt: skip
+        self._compiled: dict[Rules, tuple[Any, Any]] = {}  # rules -> (Rollouts, PolicyRollouts), None where not batched
 
     def options(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.samples == DEFAULT_SAMPLES else {"samples": self.samples}
         if self.rollouts != "compiled":
             out["rollouts"] = self.rollouts
+        if self.rollout != "heuristic":
+            out["rollout"] = self.rollout
+        if self.weighting != "uniform":
+            out["weighting"] = self.weighting
+        if self.temperature != 1.0:
+            out["temperature"] = self.temperature
         return out
 
-    def _rollouts(self, rules: Rules) -> Any:
-        """The compiled playouts for ``rules`` (built once), or None: Python rollouts."""
+    def _engines(self, rules: Rules) -> tuple[Any, Any]:
+        """The compiled heuristic playouts and policy playouts for ``rules`` (built once); None where not used or
+        not batched (Barbu King: the Python rollouts)."""
         if self.rollouts != "compiled":
-            return None
+            return None, None
         if rules not in self._compiled:
             from ..vector.tables import build_tables, check_rules
 
             try:
                 check_rules(rules)
             except ValueError:  # not batched (Barbu King): the Python rollouts
-                self._compiled[rules] = None
+                self._compiled[rules] = None, None
             else:
+                from ..vector.policy_rollout import PolicyRollouts
                 from ..vector.rollout import Rollouts
 
-                self._compiled[rules] = Rollouts(build_tables(rules))
+                t = build_tables(rules)
+                self._compiled[rules] = Rollouts(t), None if self.policy is None else PolicyRollouts(t, self.policy)
         return self._compiled[rules]
 
     def act_info(self, info: InfoState) -> int:
@@ -182,8 +230,15 @@ class PIMCAgent(Agent):
             return legal[0]
         totals = np.zeros(len(reps))
         sign = d.rules.score_sign  # R11: Barbu King's points are bad
-        compiled = self._rollouts(d.rules)
-        if compiled is not None:
+        compiled, by_policy = self._engines(d.rules)
+        if by_policy is not None and d.contract is not None and d.contract.name in self.policy.nets:
+            worlds = [sample_hands(info, self.rng) for _ in range(self.samples)]
+            scores = by_policy.scores(d, worlds, reps, seat)
+            if self.weighting == "policy":
+                totals += sign * (world_weights(by_policy.log_likelihoods(d, worlds, seat, self.temperature)) @ scores)
+            else:
+                totals += sign * scores.sum(axis=0)
+        elif compiled is not None:
             worlds = [sample_hands(info, self.rng) for _ in range(self.samples)]
             totals += (sign * compiled.scores(d, worlds, reps, seat)).sum(axis=0)  # int sums: exact
         else:
@@ -204,4 +259,14 @@ class PIMCAgent(Agent):
         return reps[int(np.argmax(totals))]
 
 
-__all__ = ["DEFAULT_SAMPLES", "ROLLOUTS", "PIMCAgent", "candidate_moves", "sample_hands", "sample_world"]
+def world_weights(log_likelihoods: np.ndarray) -> np.ndarray:
+    """Weights summing to 1 proportional to ``exp(log_likelihoods)``; uniform when every world is impossible."""
+    top = log_likelihoods.max()
+    if not np.isfinite(top):
+        return np.full(log_likelihoods.shape, 1 / log_likelihoods.size)
+    w = np.exp(log_likelihoods - top)
+    return w / w.sum()
+
+
+__all__ = ["DEFAULT_SAMPLES", "ROLLOUTS", "WEIGHTINGS", "PIMCAgent", "candidate_moves", "sample_hands", "sample_world",
+           "world_weights"]  # fmt: skip

@@ -20,9 +20,9 @@ from ..engine.deal import parse_contract, validate_hands
 from ..observation import OBS_SIZE
 from ..rules import Rules, load_rules
 from .backend import Kernels, make_backend, random_choice
-from .core import State
+from .core import COLUMNS, NUM_COLUMNS, State
 from .dealing import deal_stream, stream_key
-from .tables import NUM_DECL, OVER, U64, Tables, build_tables
+from .tables import DECLARE, NUM_DECL, OVER, U64, Tables, build_tables
 
 #: Hands of several deals: a ``uint64 [N, 4]`` mask array, or per deal 4 masks / card lists / card strings.
 HandsLike = np.ndarray | Iterable[object]
@@ -208,6 +208,56 @@ class VectorDeals:
         self.board_of[g] = -1
         self._start(g, h, d, must_double)
         self._started = True
+
+    def load_states(self, rows: State | np.ndarray, games: Sequence[int] | np.ndarray | None = None) -> None:
+        """Put game states into ``games`` (default: every game, in order); the games play on from there.
+
+        ``rows``: a :class:`~.core.State` or its ``int64 [n, NUM_COLUMNS]`` :attr:`~.core.State.data`, e.g. rows
+        of :func:`.rollout.state_of_deal` (a ``Deal`` in any phase) with other hands put in (PIMC's sampled
+        worlds), or rows of this engine's own :attr:`state`. A row whose phase is over (``tables.OVER``) leaves its
+        game over (seat -1). The rows must be states of these rules that the engine could reach (hands, trick
+        and scores agreeing); only their shape, phase, seats, contract row and card sets are checked. The games
+        leave the board queue (:attr:`board_of` -1); the other games are unchanged (before the first :meth:`reset`,
+        load every game)."""
+        data = rows.data if isinstance(rows, State) else np.asarray(rows)
+        if data.ndim != 2 or data.shape[1] != NUM_COLUMNS or data.dtype != np.int64:
+            raise ValueError(f"load_states: rows must be int64 [n, {NUM_COLUMNS}] (State.data), got "
+                             f"{data.dtype} {data.shape}")  # fmt: skip
+        g = np.arange(self.batch) if games is None else np.asarray(games, np.int64).reshape(-1)
+        if (g.size and ((g < 0) | (g >= self.batch)).any()) or np.unique(g).size != g.size:
+            raise ValueError(f"bad games {games!r}: expected distinct indices in 0..{self.batch - 1}")
+        if g.shape[0] != data.shape[0]:
+            raise ValueError(f"load_states: {data.shape[0]} rows for {g.shape[0]} games")
+        if not self._started and g.shape[0] < self.batch:
+            raise ValueError(f"load_states: before the first reset(), load every game ({self.batch} rows)")
+        self._check_rows(data)
+        self.state.data[g] = data
+        self.active[g] = True
+        self.board_of[g] = -1
+        self._legal = None
+        self._started = True
+
+    def _check_rows(self, data: np.ndarray) -> None:
+        """``ValueError`` naming the first row of ``data`` whose phase, seats, contract or cards are out of range."""
+        col, t = COLUMNS, self.tables
+        phase, k = data[:, col["phase"]], data[:, col["contract"]]
+        seats = data[:, [col["to_move"], col["declarer"], col["leader"]]]
+        cards = data.view(U64)
+        hands, played = cards[:, col["hands"] : col["hands"] + 4], cards[:, col["played"]]
+        union = hands[:, 0] | hands[:, 1] | hands[:, 2] | hands[:, 3]
+        overlap = (np.bitwise_count(hands).sum(axis=1) != np.bitwise_count(union)) | (union & played != 0)
+        checks = (
+            ("phase", (phase < 0) | (phase > OVER)),
+            ("to_move, declarer or leader (seats 0..3)", ((seats < 0) | (seats > 3)).any(axis=1)),
+            (f"contract row (-1 in the declaration, then 0..{len(t.names) - 1})",
+             np.where(phase == DECLARE, k != -1, (k < 0) | (k >= len(t.names)))),
+            ("hands or played cards (outside the deck, or a card in two places)",
+             ((union | played) & ~t.deck != 0) | overlap),
+        )  # fmt: skip
+        for what, bad in checks:
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"load_states: row {i} has bad {what}: not a state of these rules")
 
     @property
     def seat(self) -> np.ndarray:

@@ -1,9 +1,10 @@
 """Heuristic playouts of many deals at once on the batched engine: PIMC's rollouts compiled (RULES.md R4-R9).
 
 :func:`state_of_deal` copies a ``Deal`` in any phase into a batch-1 :class:`~.core.State` (every field the
-kernels read); :class:`Rollouts` plays, for each of B games, one first action then the heuristic in every seat
-(``agents.heuristic.rollout``, compiled: :mod:`.jit.heuristic`) to the end of the deal, and returns one seat's
-deal score per game (contract + settlement, R8.1). The tests check it against ``rollout`` on ``Deal`` clones.
+kernels read; :func:`row_of_deal`: its one row); :class:`Rollouts` plays, for each of B games, one first action
+then the heuristic in every seat (``agents.heuristic.rollout``, compiled: :mod:`.jit.heuristic`) to the end of
+the deal, and returns one seat's deal score per game (contract + settlement, R8.1). The tests check it against
+``rollout`` on ``Deal`` clones.
 
 The kernels (numba) are imported when a :class:`Rollouts` is built.
 """
@@ -15,7 +16,7 @@ import numpy as np
 from ..actions import DECLARE_BASE, PASS
 from ..contracts import CONTRACT_NAMES
 from ..engine.deal import Deal
-from .core import COLUMNS, State
+from .core import COLUMNS, START_ROW, State
 from .heuristic import heuristic_tables
 from .tables import DECLARE, Tables
 
@@ -26,25 +27,24 @@ SCORES = COLUMNS["scores"]
 def state_of_deal(deal: Deal, t: Tables) -> State:
     """A batch-1 state holding ``deal`` (classic Barbu under the rules of ``t``), mid-deal or fresh."""
     st = State.zeros(1)
+    st.data[0] = row_of_deal(deal, t)
+    return st
+
+
+def row_of_deal(deal: Deal, t: Tables) -> np.ndarray:
+    """The ``int64 [NUM_COLUMNS]`` row of :func:`state_of_deal` (filled as a list, one array conversion)."""
+    row = START_ROW.tolist()
     n = 4
-    for q in range(n):
-        st.hands[0, q] = deal.hands[q]
-        st.played_by[0, q] = deal.played_by[q]
-        st.captured[0, q] = deal.captured[q]
-        st.excluded[0, q] = deal.excluded[q]
-        st.tricks_won[0, q] = deal.tricks_won[q]
-        st.points[0, q] = deal.points[q]
-        st.passes[0, q] = deal.passes[q]
-        st.doubles[0, q] = deal.doubles[q]
-    for i, c in enumerate(deal.trick):
-        st.trick_by[0, (deal.leader + i) % n] = 1 << c
-        st.trick_mask[0] |= np.uint64(1 << c)
-    st.fin_place[0] = -1
+    for name in ("hands", "played_by", "captured", "excluded", "tricks_won", "points", "passes", "doubles"):
+        c = COLUMNS[name]
+        row[c : c + n] = getattr(deal, name)
+    c, mask = COLUMNS["trick_by"], 0
+    for i, card in enumerate(deal.trick):
+        row[c + (deal.leader + i) % n] = 1 << card
+        mask |= 1 << card
+    c = COLUMNS["fin_place"]
     for place, q in enumerate(deal.finished):
-        st.fin_place[0, q] = place
-    st.played[0] = deal.played
-    st.playable[0] = deal.playable
-    st.hearts_broken[0] = deal.hearts_broken
+        row[c + q] = place
     run = 0
     for _, a in reversed(deal.history):
         if a != PASS:
@@ -56,6 +56,7 @@ def state_of_deal(deal: Deal, t: Tables) -> State:
             decl |= 1 << (a - DECLARE_BASE)
     k = -1 if deal.contract is None else t.names.index(deal.contract.name)
     values = {
+        "played": deal.played, "trick_mask": mask, "playable": deal.playable, "hearts_broken": int(deal.hearts_broken),
         "phase": deal.phase, "to_move": deal.to_move, "declarer": deal.declarer, "leader": deal.leader,
         "led": deal.led, "best": deal.best, "winner": deal.winner, "top_trump": deal.top_trump,
         "trick_len": len(deal.trick), "trick_no": deal.trick_no, "contract": k, "trump": deal.trump,
@@ -64,8 +65,8 @@ def state_of_deal(deal: Deal, t: Tables) -> State:
         "avail_names": sum(1 << CONTRACT_NAMES.index(name) for name in deal.available), "pass_run": run,
     }  # fmt: skip
     for name, v in values.items():
-        getattr(st, name)[0] = v
-    return st
+        row[COLUMNS[name]] = v
+    return np.array(row, I64)
 
 
 class Rollouts:
@@ -85,10 +86,9 @@ class Rollouts:
     def scores(self, view: Deal, worlds: list[list[int]], actions: list[int], seat: int) -> np.ndarray:
         """``int64 [len(worlds), len(actions)]``: ``seat``'s deal score after ``actions[j]`` then heuristic play
         in the deal ``view`` with its hands replaced by ``worlds[i]`` (a hand mask per seat)."""
-        base = state_of_deal(view, self.t)
         w, a = len(worlds), len(actions)
-        st = State.zeros(w * a)  # every game a copy of the base (batch on axis 0, or 1 for the per-game rows)
-        st.data[:] = base.data
+        st = State.zeros(w * a)  # every game a copy of the deal
+        st.data[:] = row_of_deal(view, self.t)
         st.hands[:] = np.repeat(np.array(worlds, np.uint64), a, axis=0)
         out = np.empty(w * a, I64)
         self._set_threads(1)
@@ -106,4 +106,4 @@ class Rollouts:
         return x[:, SCORES : SCORES + 4].copy()
 
 
-__all__ = ["Rollouts", "state_of_deal"]
+__all__ = ["Rollouts", "row_of_deal", "state_of_deal"]
