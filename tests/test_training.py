@@ -15,6 +15,7 @@ from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E4
 from barbu_env.rules import Rules  # noqa: E402
 from training import ppo, rollout_q  # noqa: E402
 from training.common import load_config  # noqa: E402
+from training.dmc_selfplay import SelfPlayConfig  # noqa: E402
 from training.ppo import TrainConfig, tensors  # noqa: E402
 from training.rollout_q import RolloutQConfig  # noqa: E402
 from training.selfplay import HEURISTIC, LEARNER, SelfPlay  # noqa: E402
@@ -24,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize(("name", "cls"), [("smoke", RolloutQConfig), ("full", RolloutQConfig),
                                           ("default", RolloutQConfig), ("ppo", TrainConfig),
-                                          ("ppo_vector", TrainConfig)])  # fmt: skip
+                                          ("ppo_vector", TrainConfig),
+                                          ("dmc_selfplay", SelfPlayConfig)])  # fmt: skip
 def test_shipped_configs_load(name: str, cls: type) -> None:
     cfg = load_config(cls, ROOT / "configs" / f"{name}.yaml")
     assert cfg.contracts
@@ -220,9 +222,9 @@ def test_suit_permutation_of_observation_matches_the_relabelled_deal(contract: s
 
 
 # ----------------------------------------------------------------------------- typed config validation
-@pytest.mark.parametrize("name", ["smoke", "default", "full", "ppo", "ppo_vector"])
+@pytest.mark.parametrize("name", ["smoke", "default", "full", "ppo", "ppo_vector", "dmc_selfplay"])
 def test_every_shipped_config_loads_with_its_script(name: str) -> None:
-    scripts = {"ppo": TrainConfig, "ppo_vector": TrainConfig}
+    scripts = {"ppo": TrainConfig, "ppo_vector": TrainConfig, "dmc_selfplay": SelfPlayConfig}
     cls = scripts.get(name, RolloutQConfig)
     cfg = load_config(cls, ROOT / "configs" / f"{name}.yaml")
     assert all(isinstance(h, int) for h in cfg.hidden) and 0 <= cfg.double_prob <= 1

@@ -1,8 +1,9 @@
 """Deep Monte-Carlo self-play (DouZero-style) of each contract's card play on the batched engine.
 
-    python -m training.dmc_selfplay --config configs/default.yaml            # what `make train` runs
-    python -m training.dmc_selfplay --config configs/full.yaml               # the shipped checkpoints
-    python -m training.dmc_selfplay --config configs/default.yaml --resume   # continue an interrupted run
+    python -m training.dmc_selfplay --config configs/dmc_selfplay.yaml            # all seven contracts
+    python -m training.dmc_selfplay --config configs/dmc_selfplay.yaml --resume   # continue an interrupted run
+
+The measured alternative to ``training/rollout_q.py`` (what ``make train`` runs; docs/TRAINING.md compares them).
 
 For each contract, one network (:class:`barbu_env.nn.PolicyNet`, its policy head read as Q-values over the
 87 actions, illegal ones masked; the neural agent's greedy move is the argmax):
