@@ -84,7 +84,7 @@ class RolloutQConfig(CommonConfig):
     """Labelled states per round (play and label, then learn)."""
     buffer: int = 1_000_000
     """Labelled states kept for learning (the most recent)."""
-    replay: float = 3.0
+    replay: float = 6.0
     """Samples trained per new labelled state."""
     minibatch: int = 1_024
     """Minibatch size."""
