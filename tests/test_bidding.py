@@ -3,6 +3,7 @@ checkpoint format, the neural agent's ``bidding`` option and whole matches under
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -121,7 +122,7 @@ def test_learned_declaration_is_estimate_minus_baseline_among_legal(tmp_path):
 
 
 def test_bidding_option_values_and_errors(tmp_path):
-    with pytest.raises(ValueError, match=r"option 'bidding'.*\['heuristic', 'learned', 'declare', 'double'\]"):
+    with pytest.raises(ValueError, match=r"option 'bidding'.*\['auto', 'heuristic', 'learned', 'declare', 'double'\]"):
         agents.make("checkpoints:bidding=maybe")
     with pytest.raises(ValueError, match=r"no declare network .*declare\.pt"):
         agents.make(f"checkpoints:bidding=learned,bidding_dir={tmp_path}")
@@ -130,36 +131,75 @@ def test_bidding_option_values_and_errors(tmp_path):
     _tiny(tmp_path, "double")
     a = agents.make(f"checkpoints:bidding=double,bidding_dir={tmp_path}")
     assert a.bidding_roles == ("double",) and "bidding=double" in a.spec
-    assert agents.make("checkpoints").bidding_roles == ()
+    # auto (the default): the full-match agent where both networks are beside the checkpoints, else heuristic
+    full = agents.make("checkpoints")
+    assert full.bidding == "learned" and full.bidding_roles == ("declare", "double") and full.spec == "checkpoints"
+    assert agents.make("checkpoints:bidding=heuristic").bidding_roles == ()
+    only_double = agents.make(f"checkpoints:bidding_dir={tmp_path}")  # one network there: auto is heuristic
+    assert only_double.bidding == "heuristic" and only_double.bidding_roles == ()
+
+
+def test_batched_engine_takes_the_full_match_agent_where_it_makes_no_bidding_decision():
+    """Deal-mode boards name their contract: without doubling the learned bidding never decides, so the batched
+    engine plays ``checkpoints``; with doubling on its doubles are the networks', which only the env plays."""
+    from barbu_env.evaluation.batched import seat_player
+
+    full = agents.make("checkpoints")
+    assert seat_player(full, doubling=False) is full and seat_player(full, doubling=True) is None
+    plain = agents.make("checkpoints:bidding=heuristic")
+    assert seat_player(plain, doubling=True) is plain
 
 
 # ----------------------------------------------------------------------------- whole matches
-@pytest.mark.slow
-def test_learned_bidding_plays_50_whole_matches_within_the_mask():
-    """R3.1 and R6.4: every learned declaration and double is legal (asserted against the mask before each
-    step), and at the end every player has doubled every declarer at least twice."""
-    spec = f"{ROOT / 'checkpoints' / 'no_king.pt'}:bidding=learned,fallback=random"  # cheap card play elsewhere
+def _play_matches(players, matches: int, cards=None) -> int:
+    """Plays ``matches`` whole matches (seeds 0, 1, ...) through the env: every declaration and double by
+    ``players[seat]``, card decisions by them too or, if ``cards`` (a generator) is given, uniformly at random
+    from the engine's legal actions. Asserts R3.1 and R6.4 at the end of each; returns the bidding decisions."""
     e = make_env(mode="match")
-    players = [agents.make(spec, seed=s) for s in range(4)]
-    assert players[0].learned.folder == ROOT / "checkpoints" / "bidding"
-    learned = 0
-    for match in range(50):
+    raw = e.unwrapped
+    bids = 0
+    for match in range(matches):
         for s, p in enumerate(players):
             p.reset(100 * match + s)
-        e.reset(seed=match)
-        raw = e.unwrapped
-        while not all(e.terminations.values()):
-            agent = e.agent_selection
-            phase = raw.deal.phase
-            a = players[raw.agent_name_mapping[agent]].act(e, agent)
-            assert e.observe(agent)["action_mask"][a] == 1, (match, agent, a)
-            learned += phase in (DECLARE, DOUBLE)
-            e.step(a)
+        raw.reset(seed=match)
+        while not all(raw.terminations.values()):
+            agent, deal = raw.agent_selection, raw.deal
+            bidding_phase = deal.phase in (DECLARE, DOUBLE)
+            if bidding_phase or cards is None:
+                a = players[raw.agent_name_mapping[agent]].act(raw, agent)  # the env refuses an illegal one
+                bids += bidding_phase
+            else:
+                legal = deal.legal_actions()
+                a = legal[int(cards.integers(len(legal)))]
+            raw.step(a)
         m = raw.match
         assert m.is_over
-        assert all(m.doubled[d][s] >= 2 for d in range(4) for s in range(4) if s != d), m.doubled
-        assert sorted(r.contract.split(":")[0] for r in m.records if r.declarer == 0) == sorted(SEVEN)
-    assert learned == 50 * 28 * 5  # one declaration and four doubling decisions per deal
+        assert all(m.doubled[d][s] >= 2 for d in range(4) for s in range(4) if s != d), (match, m.doubled)
+        assert all(sorted(r.contract.split(":")[0] for r in m.records if r.declarer == d) == sorted(SEVEN)
+                   for d in range(4)), match  # fmt: skip
+    return bids
+
+
+@pytest.mark.slow
+def test_full_match_agent_never_breaks_the_obligation_in_1000_matches():
+    """R3.1 and R6.4 over 1000 whole matches: ``agents.make("checkpoints")`` (learned declaration and doubling)
+    takes every bidding decision of the four seats; each is legal, and at the end of each match every player has
+    doubled every declarer at least twice and each declarer has played its seven contracts. The bidding
+    networks read the hand, the contract, the doubles and the obligations, never the card play, so the cards are
+    played at random here (fast; the next test has the agent play them). ``BARBU_OBLIGATION_MATCHES`` changes
+    the count."""
+    matches = int(os.environ.get("BARBU_OBLIGATION_MATCHES", "1000"))
+    players = [agents.make("checkpoints", seed=s) for s in range(4)]
+    assert players[0].learned.folder.resolve() == ROOT / "checkpoints" / "bidding"
+    bids = _play_matches(players, matches, cards=np.random.default_rng(0))
+    assert bids == matches * 28 * 5  # one declaration and four doubling decisions per deal
+
+
+@pytest.mark.slow
+def test_full_match_agent_plays_whole_matches_within_the_mask():
+    """The full-match agent in every seat, card play included (R3.1, R6.4 as above)."""
+    players = [agents.make("checkpoints", seed=s) for s in range(4)]
+    assert _play_matches(players, 2) == 2 * 28 * 5
 
 
 # ----------------------------------------------------------------------------- training

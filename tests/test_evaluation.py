@@ -220,10 +220,14 @@ def test_checkpoint_on_a_contract_it_has_no_network_for_is_refused():
     pytest.importorskip("torch")
     with pytest.raises(ValueError, match=r"no network for \['trumps'\].*fallback 'heuristic'"):
         ev.evaluate(["checkpoints/no_queens.pt", "heuristic"], contracts="trumps", boards=1)
-    cfg, made = ev.make_config(["checkpoints/no_queens.pt", "heuristic"], mode="match", boards=1)
+    spec = "checkpoints/no_queens.pt:bidding=heuristic"
+    cfg, made = ev.make_config([spec, "heuristic"], mode="match", boards=1)
     (note,) = ev.fallback_notes(cfg, made)
-    assert "'checkpoints/no_queens.pt' hands these decisions to 'heuristic': declaration, doubling" in note
+    assert f"{spec!r} hands these decisions to 'heuristic': declaration, doubling" in note
     assert "card play of trumps" in note and "card play of no_queens" not in note
+    cfg, made = ev.make_config(["checkpoints/no_queens.pt", "heuristic"], mode="match", boards=1)
+    (note,) = ev.fallback_notes(cfg, made)  # bidding=auto: the networks of checkpoints/bidding/ bid
+    assert "declaration" not in note and "doubling" not in note and "card play of trumps" in note
     cfg, made = ev.make_config(["checkpoints", "heuristic"], contracts="all", boards=1)
     assert ev.fallback_notes(cfg, made) == []
 

@@ -36,8 +36,8 @@ def test_heuristic_and_random_same_boards_as_the_env(agents, doubling):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("agents", "doubling", "lineup"),
-    [(["checkpoints", "heuristic"], "off", "1v3"), (["checkpoints", "heuristic"], "classic", "1v3"),
-     (["heuristic", "checkpoints:fallback=random"], "classic", "2v2")],
+    [(["checkpoints", "heuristic"], "off", "1v3"), (["checkpoints:bidding=heuristic", "heuristic"], "classic", "1v3"),
+     (["heuristic", "checkpoints:fallback=random,bidding=heuristic"], "classic", "2v2")],
 )  # fmt: skip
 def test_checkpoints_same_boards_as_the_env(agents, doubling, lineup):
     """Greedy networks (one batched call a step) and their fallback's doubling decisions (R6)."""

@@ -77,7 +77,7 @@ def test_selfplay_records_only_learner_seats_and_rewards_their_scores() -> None:
 @pytest.mark.slow
 def test_smoke_config_end_to_end(tmp_path: Path) -> None:
     """configs/smoke.yaml (training/rollout_q.py, what CI runs): train, save, reload through the agent protocol,
-    evaluate with barbu-eval's API, resume to a longer run."""
+    evaluate with barbu-eval's API, resume to a longer run (``workers=2``: one process per contract)."""
     cfg = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml",
                       [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}"])  # fmt: skip
     paths = rollout_q.train(cfg)
@@ -94,10 +94,10 @@ def test_smoke_config_end_to_end(tmp_path: Path) -> None:
     state = tmp_path / "run" / "no_queens" / "state.pt"
     done = torch.load(state, weights_only=False)["states"]
     assert done >= cfg.states
-    where = [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}", f"states={done + 2000}"]
+    where = [f"out_dir={tmp_path / 'run'}", f"export_dir={tmp_path / 'ck'}", f"states={done + 2000}", "workers=2"]
     longer = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml", where)
-    again = rollout_q.train(longer, resume=True)
-    assert again.keys() == paths.keys()
+    again = rollout_q.train(longer, resume=True)  # the two contracts in two processes at once
+    assert list(again) == cfg.contracts
     assert torch.load(state, weights_only=False)["states"] >= done + 2000
 
 

@@ -214,13 +214,13 @@ class Logger:
                 self.tb.add_scalar(k, v, step)
                 w.writerow([step, updates, round(wall, 1), k, v])
 
-    def close(self, png: Path, title: str) -> None:
+    def close(self, png: Path, title: str, x_label: str = "learner decisions") -> None:
         self.tb.close()
-        plot_curve(self.csv_path, png, title)
+        plot_curve(self.csv_path, png, title, x_label)
 
 
-def plot_curve(csv_path: Path, png: Path, title: str) -> None:
-    """Learning curve: duplicate margin over the heuristic and points per deal vs decisions."""
+def plot_curve(csv_path: Path, png: Path, title: str, x_label: str = "learner decisions") -> None:
+    """Learning curve: duplicate margin over the heuristic and points per deal vs the CSV's first column."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -236,7 +236,7 @@ def plot_curve(csv_path: Path, png: Path, title: str) -> None:
         if pts:
             ax.plot(*zip(*pts), marker=".", label=label)
     ax.axhline(0, color="grey", lw=0.5)
-    ax.set_xlabel("learner decisions")
+    ax.set_xlabel(x_label)
     ax.set_ylabel("points per deal")
     ax.set_title(title)
     ax.legend()
@@ -275,10 +275,10 @@ def final_table(paths: dict[str, Path], boards: int, seed: int, rules: str,
     return "\n".join(lines) + "\n", results
 
 
-def finish_run(cfg: Any, directory: Path, contract: str, logger: Logger) -> Path:
-    """Close the logs (and draw the curve) of one contract's run; copy its best checkpoint to
+def finish_run(cfg: Any, directory: Path, contract: str, logger: Logger, x_label: str = "learner decisions") -> Path:
+    """Close the logs (and draw the curve, over ``x_label``) of one contract's run; copy its best checkpoint to
     ``cfg.export_dir/<contract>.pt`` if set. Returns the best checkpoint's path."""
-    logger.close(directory / "curve.png", contract)
+    logger.close(directory / "curve.png", contract, x_label)
     best = directory / "best.pt"
     if cfg.export_dir:
         Path(cfg.export_dir).mkdir(parents=True, exist_ok=True)
@@ -314,7 +314,7 @@ def run_cli(name: str, doc: str | None, cls: type, train: Any, argv: list[str] |
 
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="configs/default.yaml", help="YAML training config")
-    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
+    ap.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE", help="override config fields")
     ap.add_argument("--resume", action="store_true", help=resume_help)
     args = ap.parse_args(argv)
     try:

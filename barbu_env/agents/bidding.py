@@ -23,8 +23,10 @@ import numpy as np
 
 from ..actions import DECLARE_BASE, FANTAN_BASE, PLAIN_CONTRACTS, TRUMPS_BASE
 
-#: Values of the neural agent's ``bidding`` option: which bidding decisions the networks take.
+#: Values of the neural agent's ``bidding`` option: which bidding decisions the networks take (``auto``, the
+#: default, is ``learned`` where the folder holds both networks and ``heuristic`` otherwise: :func:`resolve`).
 BIDDING_OPTIONS: dict[str, tuple[str, ...]] = {
+    "auto": (),
     "heuristic": (),
     "learned": ("declare", "double"),
     "declare": ("declare",),
@@ -39,6 +41,13 @@ def declared_contract(action: int) -> str:
     if action >= TRUMPS_BASE:
         return "trumps"
     return PLAIN_CONTRACTS[action - DECLARE_BASE]
+
+
+def resolve(option: str, folder: Path) -> str:
+    """The ``bidding`` option ``option`` with ``auto`` made ``learned`` or ``heuristic`` by what ``folder`` holds."""
+    if option != "auto":
+        return option
+    return "learned" if all((folder / f"{role}.pt").is_file() for role in BIDDING_OPTIONS["learned"]) else "heuristic"
 
 
 class LearnedBidding:
@@ -67,10 +76,10 @@ class LearnedBidding:
 
     def estimates(self, role: str, obs: np.ndarray) -> np.ndarray:
         """The network's estimated deal score (points, float64 [A]) of every action for one observation."""
-        from ..nn import bidding_input
+        from ..nn import bidding_input, one_thread
 
         net, blocks = self.nets[role]
-        with self._torch.no_grad():
+        with self._torch.no_grad(), one_thread():
             x = self._torch.from_numpy(np.ascontiguousarray(bidding_input(obs, blocks)[None]))
             q = net.policy(net.trunk(x))[0].numpy().astype(np.float64)
         return q * self.meta[role]["scale"]

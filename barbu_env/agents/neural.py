@@ -11,10 +11,12 @@ players or option ``positive``, are refused with a ``ValueError``).
 
 Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
 legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0),
-``fallback``, and ``bidding``: ``heuristic`` (default: the fallback declares and doubles), ``learned`` (the
-bidding networks of :mod:`.bidding` declare and double), ``declare`` or ``double`` (only that one learned);
-the networks are read from ``bidding_dir`` (default: the ``bidding`` folder beside the card-play checkpoints,
-e.g. ``checkpoints/bidding/``). :meth:`NeuralAgent.fallback_contracts` names the contracts whose card play would
+``fallback``, and ``bidding``: ``learned`` (the bidding networks of :mod:`.bidding` declare and double),
+``heuristic`` (the fallback declares and doubles), ``declare`` or ``double`` (only that one learned), or ``auto``
+(default: ``learned`` where both networks are found, else ``heuristic``; so ``make("checkpoints")`` is the
+full-match agent and ``"checkpoints:bidding=heuristic"`` keeps the heuristic's bidding); the networks are read
+from ``bidding_dir`` (default: the ``bidding`` folder beside the card-play checkpoints, e.g.
+``checkpoints/bidding/``). :meth:`NeuralAgent.fallback_contracts` names the contracts whose card play would
 go to the fallback (``barbu-eval`` refuses to evaluate a checkpoint on those).
 """
 
@@ -54,7 +56,7 @@ class NeuralAgent(Agent):
     name = "neural"
 
     def __init__(self, path: str, seed: int | None = None, greedy: bool = True, fallback: str = "heuristic",
-                 bidding: str = "heuristic", bidding_dir: str | None = None) -> None:  # fmt: skip
+                 bidding: str = "auto", bidding_dir: str | None = None) -> None:  # fmt: skip
         super().__init__(seed)
         import torch
 
@@ -84,23 +86,25 @@ class NeuralAgent(Agent):
             self.fallback = make(fallback, seed=seed)
         except ValueError as e:
             raise ValueError(f"bad value {fallback!r} for option 'fallback': {e}") from None
-        from .bidding import BIDDING_OPTIONS, LearnedBidding
+        from .bidding import BIDDING_OPTIONS, LearnedBidding, resolve
 
         if bidding not in BIDDING_OPTIONS:
             raise ValueError(f"bad value {bidding!r} for option 'bidding': expected one of {list(BIDDING_OPTIONS)}")
         if bidding_dir is not None and not isinstance(bidding_dir, str):
             raise ValueError(f"bad value {bidding_dir!r} for option 'bidding_dir': expected a folder path")
-        self.bidding, self.bidding_dir = bidding, bidding_dir
-        #: The bidding decisions the networks take (``"declare"``, ``"double"``); the fallback takes the others.
-        self.bidding_roles = BIDDING_OPTIONS[bidding]
         folder = Path(bidding_dir) if bidding_dir is not None else (p if p.is_dir() else p.parent) / "bidding"
+        #: The option as given (the spec repeats it) and what it resolved to (``auto``: by ``folder``'s files).
+        self.bidding_option, self.bidding = bidding, resolve(bidding, folder)
+        self.bidding_dir = bidding_dir
+        #: The bidding decisions the networks take (``"declare"``, ``"double"``); the fallback takes the others.
+        self.bidding_roles = BIDDING_OPTIONS[self.bidding]
         self.learned = LearnedBidding(folder, self.bidding_roles) if self.bidding_roles else None
 
     @property
     def spec(self) -> str:
         opts = [k for k, v in (("greedy=false", not self.greedy),
                                (f"fallback={self.fallback_spec}", self.fallback_spec != "heuristic"),
-                               (f"bidding={self.bidding}", self.bidding != "heuristic"),
+                               (f"bidding={self.bidding_option}", self.bidding_option != "auto"),
                                (f"bidding_dir={self.bidding_dir}", self.bidding_dir is not None)) if v]  # fmt: skip
         return self.path + (":" + ",".join(opts) if opts else "")
 
@@ -121,8 +125,10 @@ class NeuralAgent(Agent):
                 f"actions, these rules have {obs.shape[-1]} and {mask.shape[-1]} (a checkpoint plays the layout it "
                 "was trained on, layout(rules) and num_actions(rules): train one for these rules)"
             )
+        from ..nn import one_thread
+
         torch = self._torch
-        with torch.no_grad():
+        with torch.no_grad(), one_thread():
             logits, _ = net(torch.from_numpy(obs), torch.from_numpy(mask))
         return logits.numpy().astype(np.float64)
 
@@ -151,15 +157,8 @@ class NeuralAgent(Agent):
         logits = np.empty((n, mask.shape[1]), np.float32)
         best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
         greedy_actions(obs, mask, *flat, TIE, logits, best, near)
-        rows = np.flatnonzero(near)
-        if rows.size:
-            torch, threads = self._torch, self._torch.get_num_threads()
-            torch.set_num_threads(1)  # a one-row pass: the same logits on one thread, without waking a thread pool
-            try:
-                for i in rows:
-                    best[i] = self._choose(net, obs[i], mask[i])
-            finally:
-                torch.set_num_threads(threads)
+        for i in np.flatnonzero(near):
+            best[i] = self._choose(net, obs[i], mask[i])
         return best
 
     def _bidding_role(self, phase: int) -> str | None:

@@ -34,16 +34,16 @@ ENGINES = ("auto", "batched", "python")
 CHUNK = 2000
 
 
-def seat_player(agent: Agent) -> Player | None:
+def seat_player(agent: Agent, doubling: bool = False) -> Player | None:
     """What plays ``agent``'s seats in ``play_games``: ``"heuristic"``, ``"random"``, the agent itself (a greedy
-    checkpoint agent whose fallback is one of those and whose bidding is the fallback's: a ``CardPolicy``), or
-    None: no batched form."""
+    checkpoint agent whose fallback is one of those and whose doubles, if ``doubling`` is on, are the fallback's:
+    a ``CardPolicy``), or None: no batched form. Deal-mode boards name their contract, so no one declares."""
     if type(agent) is HeuristicAgent:
         return "heuristic"
     if type(agent) is RandomAgent:
         return "random"
     if (agent.name == "neural" and getattr(agent, "greedy", False) and agent.fallback_spec in ("heuristic", "random")
-            and not getattr(agent, "bidding_roles", ())):  # fmt: skip
+            and not (doubling and "double" in getattr(agent, "bidding_roles", ()))):  # fmt: skip
         return cast("CardPolicy", agent)
     return None
 
@@ -61,10 +61,11 @@ def batched_unavailable(cfg: EvalConfig, agents: Sequence[Agent]) -> str | None:
         check_rules(cfg.make_rules())
     except ValueError as e:
         return str(e)
+    doubling = cfg.make_rules().doubling != "off"
     for spec, agent in zip(cfg.agents, agents):
-        if seat_player(agent) is None:
+        if seat_player(agent, doubling) is None:
             return (f"agent {spec!r} has no batched form (batched: heuristic, random, checkpoints with greedy=true "
-                    "and a heuristic or random fallback)")  # fmt: skip
+                    "and a heuristic or random fallback, and with doubling on, the fallback's doubles)")  # fmt: skip
     return None
 
 
@@ -92,7 +93,7 @@ def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048) 
     rules = cfg.make_rules()
     players: list[Player] = []
     for spec, a in zip(cfg.agents, agents):
-        p = seat_player(a)
+        p = seat_player(a, rules.doubling != "off")
         if p is None:
             raise ValueError(f"agent {spec!r} has no batched form")
         players.append(p)
