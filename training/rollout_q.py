@@ -127,9 +127,8 @@ class RolloutQConfig(CommonConfig):
     rollout_threads: int = 1
     """Threads of the compiled playouts."""
     workers: int = 1
-    """Contracts trained at once, one process each (each with ``threads`` torch threads): on 2 cores, 2 workers
-    of 1 thread train more states per second than 1 worker of 2 threads (the play and label phase runs on
-    one core)."""
+    """Contracts trained at once, one process each (each with ``threads`` torch threads; the play and label phase
+    of a process runs on one core)."""
 
 
 # ---------------------------------------------------------------------------- play and label
