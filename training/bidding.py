@@ -3,10 +3,11 @@
 One file, CleanRL style. Labels come from the batched engine (``barbu_env.vector``): random deals are set up
 at a bidding decision, every legal choice of the seat on move is played out to the end of the deal by the
 compiled heuristic in every seat (``Rollouts.play_out``: the later doubles, the declarer's redoubles and the
-card play), and the seat's deal score (contract + settlement, R8.1) is that choice's label. The deals are the
-true ones, so a network fit to them by least squares estimates the score expected from what the seat knows
-(its hand, and for doubling the contract, the declarer and the doubles already made, which hint at the others'
-hands), averaged over the hands it cannot see.
+card play; with ``card_play`` set to card-play checkpoints, their greedy networks play the cards:
+``PolicyRollouts.play_out``), and the seat's deal score (contract + settlement, R8.1) is that choice's label.
+The deals are the true ones, so a network fit to them by least squares estimates the score expected from what
+the seat knows (its hand, and for doubling the contract, the declarer and the doubles already made, which hint
+at the others' hands), averaged over the hands it cannot see.
 
 - ``role: declare``: the declarer's decision, hand and R6.4 obligations in force (``must_double``); labels
   for the 22 classic declarations (5 plain contracts, Trumps x 4 suits, Fantan x 13 ranks) of each hand.
@@ -277,11 +278,16 @@ def declarer_sets(net: PolicyNet, x: torch.Tensor, obs: np.ndarray, label: np.nd
     return {k: {"mean": v["mean"], "half_width": v["half_width"], "n": v["n"]} for k, v in out.items()}
 
 
-def train(cfg: BiddingConfig, resume: bool = False) -> Path:
-    """Label the data, fit the network, write ``out_dir/best.pt`` (lowest held-out loss); returns its path."""
+def check(cfg: BiddingConfig) -> None:
+    """``ValueError`` for a bad ``role`` or ``card_play`` (:func:`card_policy`), naming what is allowed."""
     if cfg.role not in BIDDING_ROLES:
         raise ValueError(f"bad role {cfg.role!r}: expected one of {list(BIDDING_ROLES)}")
     card_policy(cfg.card_play, build_tables(Rules()))
+
+
+def train(cfg: BiddingConfig, resume: bool = False) -> Path:
+    """Label the data, fit the network, write ``out_dir/best.pt`` (lowest held-out loss); returns its path."""
+    check(cfg)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(cfg.seed)
@@ -356,9 +362,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     try:
         cfg = load_config(BiddingConfig, args.config, args.set)
-        if cfg.role not in BIDDING_ROLES:
-            raise ValueError(f"bad role {cfg.role!r}: expected one of {list(BIDDING_ROLES)}")
-        card_policy(cfg.card_play, build_tables(Rules()))
+        check(cfg)
     except (ValueError, TypeError) as e:
         ap.exit(2, f"{ap.prog}: error: {e}\n")
     print(json.dumps(dataclasses.asdict(cfg)))
