@@ -3,7 +3,9 @@ checkpoint format, the neural agent's ``bidding`` option and whole matches under
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +18,13 @@ from barbu_env import agents  # noqa: E402
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS  # noqa: E402
 from barbu_env.agents.heuristic import heuristic_action, rollout  # noqa: E402
 from barbu_env.contracts import CLASSIC_CONTRACTS as SEVEN  # noqa: E402
-from barbu_env.engine.deal import DECLARE, DOUBLE, Deal  # noqa: E402
+from barbu_env.engine.deal import DECLARE, DOUBLE, OVER, Deal  # noqa: E402
 from barbu_env.env import env as make_env  # noqa: E402
 from barbu_env.nn import PolicyNet, load_bidding, save_bidding  # noqa: E402
 from barbu_env.observation import BLOCKS, OBS_SIZE, block  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
 from barbu_env.vector import VectorDeals  # noqa: E402
+from barbu_env.vector.tables import build_tables  # noqa: E402
 from training import bidding  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,19 +39,30 @@ def _deals(n: int, seed: int, p: float) -> tuple[np.ndarray, np.ndarray, np.ndar
     return v.state.hands.astype(np.uint64).copy(), declarer, md
 
 
-@pytest.mark.parametrize("role", ["declare", "double"])
-def test_labels_are_heuristic_playouts_on_the_python_deal(role):
-    """Each label is the seat's deal score (R8.1) after that action and heuristic play to the end, on ``Deal``."""
-    cfg = bidding.BiddingConfig(role=role, must_double_prob=0.3, random_declare=0.0)
-    obs, mask, label, heur = bidding.label_chunk(cfg, 6, seed=3)
-    hands, declarer, md = _deals(6, 3, cfg.must_double_prob)
-    checked = 0
-    for i in range(6):
+def _labelled(cfg: bidding.BiddingConfig, n: int, seed: int) -> tuple[list[Deal], np.ndarray, np.ndarray, np.ndarray]:
+    """``(deals, masks, labels, heuristic)``: :func:`bidding.label_chunk`'s ``n`` decisions of ``(cfg, seed)`` and,
+    for each, the Python ``Deal`` at that decision (the heuristic's declaration and earlier doubles replayed;
+    ``random_declare`` must be 0)."""
+    obs, mask, label, heur = bidding.label_chunk(cfg, n, seed=seed)
+    hands, declarer, md = _deals(n, seed, cfg.must_double_prob)
+    deals = []
+    for i in range(n):
         d = Deal.from_hands([int(h) for h in hands[i]], int(declarer[i]), None, Rules(), must_double=int(md[i]))
-        if role == "double":
+        if cfg.role == "double":
             d.apply(heuristic_action(d, d.to_move))  # the heuristic's declaration (random_declare=0)
             while d.double_step < block(obs[i], "doubled_done").sum():  # the heuristic's earlier doubles
                 d.apply(heuristic_action(d, d.to_move))
+        deals.append(d)
+    return deals, mask, label, heur
+
+
+def _check_labels(role: str, deals: list[Deal], mask: np.ndarray, label: np.ndarray, heur: np.ndarray,
+                  play_out: Callable[[Deal], None]) -> int:  # fmt: skip
+    """Asserts each decision's mask and heuristic choice, and that each legal action's label is the seat's deal
+    score (R8.1) after that action and ``play_out`` (in place, to the end of the deal) on a ``Deal`` clone, and
+    NaN elsewhere; returns the labels compared."""
+    checked = 0
+    for i, d in enumerate(deals):
         legal = d.legal_actions()
         assert sorted(np.flatnonzero(mask[i])) == legal
         assert heur[i] == heuristic_action(d, d.to_move)
@@ -58,10 +72,62 @@ def test_labels_are_heuristic_playouts_on_the_python_deal(role):
                 continue
             c = d.clone()
             c.apply(a)
-            rollout(c)
+            play_out(c)
             assert label[i, a] == c.scores[d.to_move], (i, a)
             checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("role", ["declare", "double"])
+def test_labels_are_heuristic_playouts_on_the_python_deal(role):
+    """Each label is the seat's deal score (R8.1) after that action and heuristic play to the end, on ``Deal``."""
+    cfg = bidding.BiddingConfig(role=role, must_double_prob=0.3, random_declare=0.0)
+    checked = _check_labels(role, *_labelled(cfg, 6, 3), rollout)
     assert checked >= 6 * (22 if role == "declare" else 1)
+
+
+@pytest.fixture(scope="module")
+def card_player():
+    """The shipped card-play networks as the labels' ``card_play=checkpoints`` loads them (greedy, heuristic
+    bidding)."""
+    return agents.make("checkpoints:bidding=heuristic")
+
+
+@pytest.mark.parametrize("role", ["declare", "double"])
+def test_learned_card_play_labels_are_agent_playouts_on_the_python_deal(role, card_player):
+    """``card_play=checkpoints``: each label is the seat's deal score (R8.1) after that action, then on ``Deal``
+    every card decision (R5, R7) by the neural agent's own choice (``act_deal``: a torch pass on
+    ``observation.encode``) and every later double or redouble (R6) by the heuristic. The heuristic's labels of
+    the same decisions differ somewhere (the test tells the two card players apart)."""
+    cfg = bidding.BiddingConfig(role=role, must_double_prob=0.3, random_declare=0.0, card_play="checkpoints")
+
+    def learned(d: Deal) -> None:
+        while d.phase != OVER:
+            bid = d.phase in (DECLARE, DOUBLE)
+            d.apply(heuristic_action(d, d.to_move) if bid else card_player.act_deal(d))
+
+    n = 3 if role == "declare" else 5
+    deals, mask, label, heur = _labelled(cfg, n, 4)
+    checked = _check_labels(role, deals, mask, label, heur, learned)
+    assert checked >= n * (22 if role == "declare" else 1)
+    plain = bidding.label_chunk(dataclasses.replace(cfg, card_play="heuristic"), n, seed=4)[2]
+    assert not np.array_equal(np.nan_to_num(plain), np.nan_to_num(label))
+
+
+def test_card_play_refusals(tmp_path):
+    """``card_play``: a missing path, a folder of bidding (not card-play) checkpoints and a folder that lacks a
+    contract's network are refused, naming the setting and what is allowed or missing."""
+    t = build_tables(Rules())
+    assert bidding.card_policy("heuristic", t) is None
+    with pytest.raises(ValueError, match=r"bad card_play 'no/such/folder': expected 'heuristic' or .*not found"):
+        bidding.card_policy("no/such/folder", t)
+    with pytest.raises(ValueError, match=r"bad card_play .*bidding.*not a barbu_env policy"):
+        bidding.card_policy(str(ROOT / "checkpoints" / "bidding"), t)
+    with pytest.raises(ValueError, match=r"no card-play network for \['no_hearts', .*'fantan'\].*\['no_tricks'\]"):
+        bidding.card_policy(str(ROOT / "checkpoints" / "no_tricks.pt"), t)
+    with pytest.raises(ValueError, match="bad card_play 'nowhere'"):
+        bidding.train(bidding.BiddingConfig(card_play="nowhere", out_dir=str(tmp_path / "run")))
+    assert not (tmp_path / "run").exists()  # refused before anything is written
 
 
 # ----------------------------------------------------------------------------- checkpoints

@@ -3,10 +3,11 @@
 One file, CleanRL style. Labels come from the batched engine (``barbu_env.vector``): random deals are set up
 at a bidding decision, every legal choice of the seat on move is played out to the end of the deal by the
 compiled heuristic in every seat (``Rollouts.play_out``: the later doubles, the declarer's redoubles and the
-card play), and the seat's deal score (contract + settlement, R8.1) is that choice's label. The deals are the
-true ones, so a network fit to them by least squares estimates the score expected from what the seat knows
-(its hand, and for doubling the contract, the declarer and the doubles already made, which hint at the others'
-hands), averaged over the hands it cannot see.
+card play; with ``card_play`` set to card-play checkpoints, their greedy networks play the cards:
+``PolicyRollouts.play_out``), and the seat's deal score (contract + settlement, R8.1) is that choice's label.
+The deals are the true ones, so a network fit to them by least squares estimates the score expected from what
+the seat knows (its hand, and for doubling the contract, the declarer and the doubles already made, which hint
+at the others' hands), averaged over the hands it cannot see.
 
 - ``role: declare``: the declarer's decision, hand and R6.4 obligations in force (``must_double``); labels
   for the 22 classic declarations (5 plain contracts, Trumps x 4 suits, Fantan x 13 ranks) of each hand.
@@ -36,15 +37,20 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import torch
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
 from barbu_env.agents.bidding import declared_contract
+from barbu_env.agents.neural import NeuralAgent
 from barbu_env.nn import BIDDING_ROLES, PolicyNet, bidding_input, load_bidding, save_bidding
+from barbu_env.rules import Rules
 from barbu_env.vector import VectorDeals, random_actions
+from barbu_env.vector.policy_rollout import PolicyRollouts
 from barbu_env.vector.rollout import Rollouts
+from barbu_env.vector.tables import Tables, build_tables
 
 from .common import Logger, load_config
 
@@ -73,6 +79,11 @@ class BiddingConfig:
     its double), so the networks see obligations in force."""
     random_declare: float = 0.3
     """Doubling role: probability that a deal's contract is a random legal declaration, not the heuristic's."""
+    card_play: str = "heuristic"
+    """Who plays the cards in the labels' playouts: ``heuristic`` (the compiled heuristic, as the bidding), or a
+    folder (or file) of card-play checkpoints, e.g. ``checkpoints``: their greedy networks play every seat's card
+    decisions (:meth:`barbu_env.vector.policy_rollout.PolicyRollouts.play_out`), the heuristic the later doubles
+    and redoubles. Every contract of the rules needs a network there (else ``ValueError``)."""
     hidden: list[int] = field(default_factory=lambda: [128, 64])
     """Hidden layer sizes of the MLP."""
     scale: float = 50.0
@@ -100,9 +111,42 @@ def _obligations(rng: np.random.Generator, declarer: np.ndarray, p: float) -> np
     return (bits * (1 << np.arange(4))).sum(axis=1)
 
 
-def _play_out(rows: np.ndarray, roll: Rollouts, mask: np.ndarray, seat: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """``float32 [n, NUM_ACTIONS]``: the score of ``seat`` after each legal action of ``actions`` (then heuristic
-    play to the end of the deal) from each of the n game ``rows`` (of ``State.data``); NaN for the others."""
+class Playouts(Protocol):
+    """Plays game rows to the end of the deal: ``Rollouts`` (heuristic) or ``PolicyRollouts`` (learned cards)."""
+
+    def play_out(self, rows: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """``int64 [G, 4]``: every seat's deal score after ``first[g]`` from each game row."""
+        ...
+
+
+def card_policy(card_play: str, t: Tables) -> NeuralAgent | None:
+    """The greedy card player of ``card_play`` (see :attr:`BiddingConfig.card_play`; ``None`` for ``heuristic``);
+    ``ValueError`` naming the setting and what is wrong (no checkpoint there, not a card-play checkpoint, or a
+    contract of the rules ``t`` without a network)."""
+    if card_play == "heuristic":
+        return None
+    what = "expected 'heuristic' or a folder or file of card-play checkpoints (<contract>.pt), e.g. 'checkpoints'"
+    try:
+        agent = NeuralAgent(card_play, bidding="heuristic")
+    except ValueError as e:
+        raise ValueError(f"bad card_play {card_play!r}: {what}: {e}") from None
+    missing = agent.fallback_contracts(t.names)
+    if missing:
+        raise ValueError(f"bad card_play {card_play!r}: no card-play network for {missing} (it has "
+                         f"{sorted(agent.nets)}): every contract of the rules needs one")  # fmt: skip
+    return agent
+
+
+def playouts(card_play: str, t: Tables) -> Playouts:
+    """The playouts of the labels: the compiled heuristic everywhere, or the networks of ``card_play`` for the
+    card decisions (:func:`card_policy`)."""
+    policy = card_policy(card_play, t)
+    return Rollouts(t) if policy is None else PolicyRollouts(t, policy)
+
+
+def _play_out(rows: np.ndarray, roll: Playouts, mask: np.ndarray, seat: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """``float32 [n, NUM_ACTIONS]``: the score of ``seat`` after each legal action of ``actions`` (then play to the
+    end of the deal by ``roll``) from each of the n game ``rows`` (of ``State.data``); NaN for the others."""
     n, k = rows.shape[0], actions.shape[0]
     legal = mask[:, actions].astype(bool)
     first = np.where(legal, actions[None, :], actions[np.argmax(legal, axis=1)][:, None])  # illegal: a legal one
@@ -122,7 +166,7 @@ def label_chunk(cfg: BiddingConfig, n: int, seed: int) -> tuple[np.ndarray, ...]
     declarer = v.state.declarer.copy()
     hands = v.state.hands.astype(np.uint64)
     v.reset_games(np.arange(n), hands, declarer, _obligations(rng, declarer, cfg.must_double_prob))
-    roll = Rollouts(v.tables)
+    roll = playouts(cfg.card_play, v.tables)
     if cfg.role == "declare":
         obs, mask, seat = v.observe()
         obs, mask = obs.copy(), mask.copy()
@@ -234,10 +278,16 @@ def declarer_sets(net: PolicyNet, x: torch.Tensor, obs: np.ndarray, label: np.nd
     return {k: {"mean": v["mean"], "half_width": v["half_width"], "n": v["n"]} for k, v in out.items()}
 
 
-def train(cfg: BiddingConfig, resume: bool = False) -> Path:
-    """Label the data, fit the network, write ``out_dir/best.pt`` (lowest held-out loss); returns its path."""
+def check(cfg: BiddingConfig) -> None:
+    """``ValueError`` for a bad ``role`` or ``card_play`` (:func:`card_policy`), naming what is allowed."""
     if cfg.role not in BIDDING_ROLES:
         raise ValueError(f"bad role {cfg.role!r}: expected one of {list(BIDDING_ROLES)}")
+    card_policy(cfg.card_play, build_tables(Rules()))
+
+
+def train(cfg: BiddingConfig, resume: bool = False) -> Path:
+    """Label the data, fit the network, write ``out_dir/best.pt`` (lowest held-out loss); returns its path."""
+    check(cfg)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(cfg.seed)
@@ -312,8 +362,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     try:
         cfg = load_config(BiddingConfig, args.config, args.set)
-        if cfg.role not in BIDDING_ROLES:
-            raise ValueError(f"bad role {cfg.role!r}: expected one of {list(BIDDING_ROLES)}")
+        check(cfg)
     except (ValueError, TypeError) as e:
         ap.exit(2, f"{ap.prog}: error: {e}\n")
     print(json.dumps(dataclasses.asdict(cfg)))

@@ -1,11 +1,14 @@
 """Playouts of many deals at once by a card policy in every seat, on the batched engine (RULES.md R5, R7, R8.1).
 
 :class:`PolicyRollouts` is the counterpart of :class:`.rollout.Rollouts` for a learned policy: each of the B games
-is a copy of a deal in card play (:func:`.rollout.state_of_deal`) with its hands replaced by a sampled world; it
-plays one first action, then every seat's card decisions (card play and Fantan passes) are the policy's greedy
-choices, one batched ``card_actions`` call per step over every live game, on :class:`.deals.VectorDeals`
-(:meth:`~.deals.VectorDeals.load_states`), to the end of the deal (after :data:`MAX_STEPS` decisions, which only
-free Fantan passes can reach, the compiled heuristic finishes the deal). :meth:`PolicyRollouts.log_likelihoods`
+(a game row of :func:`.rollout.row_of_deal` or of the engine's own state, in any phase) plays one first action,
+then every seat's card decisions (card play and Fantan passes) are the policy's greedy choices, one batched
+``card_actions`` call per step and contract over the live games of that contract, and the declaration and
+doubling decisions (R3, R6) are the compiled heuristic's, on :class:`.deals.VectorDeals`
+(:meth:`~.deals.VectorDeals.load_states`), to the end of the deal (after :data:`MAX_STEPS` card decisions of a
+game, which only free Fantan passes can reach, the compiled heuristic finishes it). :meth:`PolicyRollouts.scores`
+plays out a deal in card play whose hands are replaced by sampled worlds (PIMC); :meth:`PolicyRollouts.play_out`
+plays out game rows (the bidding labels of ``training/bidding.py``). :meth:`PolicyRollouts.log_likelihoods`
 scores the sampled worlds by how likely the policy makes the play observed so far (PIMC's world weighting).
 
 The policy is a :class:`CardPolicy`: a greedy ``agents.neural.NeuralAgent`` (torch is imported by that agent, not
@@ -28,7 +31,7 @@ from .rollout import row_of_deal
 from .tables import FANTAN_PLAY, OVER, PLAY, U64, Tables
 
 I64 = np.int64
-#: Policy decisions per rollout game after its first action; past them the heuristic plays (only free Fantan
+#: Policy card decisions per rollout game after its first action; past them the heuristic plays (only free Fantan
 #: passes, R7.3, let a deal run longer: 52 cards and at most 3 passes before each).
 MAX_STEPS = 4 * 52
 _HANDS = slice(COLUMNS["hands"], COLUMNS["hands"] + 4)
@@ -82,28 +85,47 @@ class PolicyRollouts:
         """``int64 [len(worlds), len(actions)]``: ``seat``'s deal score (R8.1) after ``actions[j]`` then the policy's
         play in every seat, in the deal ``view`` (card play of ``view.contract``, which the policy must cover) with
         its hands replaced by ``worlds[i]`` (a hand mask per seat)."""
-        name = view.contract.name if view.contract is not None else ""
         if view.phase not in (PLAY, FANTAN_PLAY):
             raise ValueError(f"policy rollouts start in card play (R5, R7); this deal is in phase {view.phase}")
         w, a = len(worlds), len(actions)
         rows = np.repeat(row_of_deal(view, self.t)[None], w * a, axis=0)
         rows[:, _HANDS] = np.repeat(np.array(worlds, U64), a, axis=0).view(I64)
-        v = self._load(rows)
-        first = np.zeros(v.batch, I64)
-        first[: w * a] = np.tile(np.asarray(actions, I64), w)
-        v.step(first)
+        first = np.tile(np.asarray(actions, I64), w)
+        return self.play_out(rows, first)[:, seat].reshape(w, a)
+
+    def play_out(self, rows: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """``int64 [G, 4]``: every seat's deal score (R8.1) after ``first[g]`` (legal for the seat on move) from each
+        game row of ``rows`` (``int64 [G, NUM_COLUMNS]``, rows of ``State.data`` in any phase, true hands), then
+        every card decision (R5, R7) by the policy, grouped by each game's contract (one ``card_actions`` call per
+        contract per step), and every declaration and doubling decision (R3, R6) by the compiled heuristic. A game
+        whose policy has taken :data:`MAX_STEPS` card decisions is finished by the heuristic. ``rows`` is left
+        unchanged; the policy must cover every contract reached."""
+        n = rows.shape[0]
+        v = self._load(np.asarray(rows, I64))
         act = np.zeros(v.batch, I64)
-        for _ in range(MAX_STEPS):
-            obs, mask, on_move = v.observe()
-            live = np.flatnonzero(on_move >= 0)
-            if not live.size:
+        act[:n] = first
+        v.step(act)
+        cards = np.zeros(v.batch, I64)  # the policy's card decisions per game
+        while True:
+            live = v.seat >= 0
+            if not live.any():
                 break
+            phase = v.state.phase
+            by_policy = live & ((phase == PLAY) | (phase == FANTAN_PLAY)) & (cards < MAX_STEPS)
+            by_heuristic = live & ~by_policy
             act[:] = 0
-            act[live] = self.policy.card_actions(name, obs[live], mask[live])
+            if by_heuristic.any():
+                act[by_heuristic] = v.heuristic_actions(by_heuristic)[by_heuristic]
+            games = np.flatnonzero(by_policy)
+            if games.size:
+                obs, mask = v.observe_games(games)
+                k = v.state.contract[games]
+                for c in np.unique(k):
+                    at = k == c
+                    act[games[at]] = self.policy.card_actions(self.t.names[c], obs[at], mask[at])
+                cards[games] += 1
             v.step(act)
-        while (v.seat >= 0).any():  # free Fantan passes (R7.3) can run on: the heuristic ends the deal
-            v.step(np.maximum(v.heuristic_actions(), 0))
-        return v.state.scores[: w * a, seat].reshape(w, a).copy()
+        return v.state.scores[:n].copy()
 
     def log_likelihoods(self, view: Deal, worlds: Sequence[Sequence[int]], seat: int,
                         temperature: float = 1.0) -> np.ndarray:  # fmt: skip
