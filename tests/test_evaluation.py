@@ -287,8 +287,11 @@ def _interrupt(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     import time
 
     cmd = [sys.executable, "-m", "barbu_env.evaluation", *args]
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ,
-                         "PYTHONPATH": str(ROOT)})  # fmt: skip
+    # the child starts with Ctrl-C's default action even where this process ignores it (a background job of a
+    # non-interactive shell does, and a Python started so never raises KeyboardInterrupt)
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
     err = bytearray()
 
     def read() -> None:
