@@ -378,3 +378,27 @@ def test_training_duplicate_eval_is_barbu_eval_on_the_same_boards() -> None:
     s = evaluate([str(ROOT / "checkpoints" / "no_hearts.pt"), "heuristic"], contracts="no_hearts", boards=6, seed=77)
     ci = s["contracts"]["no_hearts"]["agents"][s["agents"][0]]
     assert (mean, half, n) == pytest.approx((ci["mean"], ci["half_width"], 6))
+
+
+def test_init_weights_and_resume_state_refuse_another_contract_or_sizes(tmp_path: Path) -> None:
+    """The helpers every trainer starts and resumes with: a checkpoint or a resume state of another contract or
+    other sizes is refused, naming the file; a matching one restores the weights and the generators."""
+    from training.common import init_weights, load_resume, save_resume
+
+    net = PolicyNet(hidden=(16,))
+    save_checkpoint(tmp_path / "no_king.pt", net, "no_king", {})
+    other = PolicyNet(hidden=(16,))
+    init_weights(other, str(tmp_path), "no_king")  # a folder: its <contract>.pt
+    assert all(torch.equal(a, b.half().float()) for a, b in zip(other.parameters(), net.parameters()))
+    with pytest.raises(ValueError, match=r"init checkpoint .*no_king\.pt' plays 'no_king'.*trains 'trumps'"):
+        init_weights(PolicyNet(hidden=(16,)), str(tmp_path / "no_king.pt"), "trumps")
+    with pytest.raises(ValueError, match=r"with hidden \[16\]; this run trains 'no_king' with hidden \[8\]"):
+        init_weights(PolicyNet(hidden=(8,)), str(tmp_path / "no_king.pt"), "no_king")
+    opt, rng = torch.optim.Adam(net.parameters()), np.random.default_rng(3)
+    save_resume(tmp_path, "no_king", net, opt, rng, {"states": 7})
+    draw = rng.random()
+    again = np.random.default_rng(99)
+    s = load_resume(tmp_path / "state.pt", "no_king", other, torch.optim.Adam(other.parameters()), again)
+    assert s["states"] == 7 and again.random() == draw
+    with pytest.raises(ValueError, match=r"state\.pt' belongs to another run"):
+        load_resume(tmp_path / "state.pt", "trumps", other, opt, again)

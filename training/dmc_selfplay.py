@@ -56,14 +56,14 @@ from tqdm import tqdm
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE
-from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
+from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.encode import unpack_observations
 
 from .augment import action_index, action_map, obs_index, suit_permutations
-from .common import SEVEN, CommonConfig, Logger, finish_run, run_cli
-from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale
+from .common import SEVEN, CommonConfig, Logger, finish_run, init_weights, load_resume, run_cli, save_resume
+from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale, draw_roles
 
 
 @dataclass
@@ -206,13 +206,8 @@ class Collector:
         self.complete = 0  # recorded decisions of ended deals (what :meth:`take` hands out)
 
     def _draw_roles(self, games: np.ndarray) -> None:
-        n = games.shape[0]
-        u = self.rng.random((n, 4))
-        p_snap = self.p_snapshot if self.snapshots_on else 0.0
-        roles = np.where(u < self.p_heuristic, HEURISTIC, np.where(u < self.p_heuristic + p_snap, SNAPSHOT, LEARNER))
-        none = ~(roles == LEARNER).any(1) & (self.p_heuristic < 1)
-        roles[none, self.rng.integers(4, size=int(none.sum()))] = LEARNER
-        self.roles[games] = roles
+        p_snap = self.p_snapshot if self.snapshots_on else 0.0  # the imitation phase (p_heuristic 1): no learner
+        self.roles[games] = draw_roles(self.rng, games.shape[0], self.p_heuristic, p_snap, self.p_heuristic < 1)
 
     def all_heuristic(self) -> None:
         """Every seat of every deal (now and after) is the heuristic, whose decisions are recorded (warm start)."""
@@ -360,32 +355,15 @@ class Run:
         self.logger = Logger(self.dir, fresh=not (resume and state.is_file()))
 
     # -- persistence
+    _KEYS = ("decisions", "updates", "bc_done", "best", "wall", "next_eval", "next_snapshot", "pool")
+
     def _load_state(self, path: Path) -> None:
-        s = torch.load(path, map_location="cpu", weights_only=False)
-        if s.get("contract") != self.contract or s.get("hidden") != list(self.cfg.hidden):
-            raise ValueError(f"resume state {str(path)!r} belongs to another run (contract/sizes differ)")
-        self.net.load_state_dict(s["net"])
-        self.opt.load_state_dict(s["opt"])
-        self.pool = s["pool"]
-        for k in ("decisions", "updates", "bc_done", "best", "wall", "next_eval", "next_snapshot"):
+        s = load_resume(path, self.contract, self.net, self.opt, self.rng)
+        for k in self._KEYS:
             setattr(self, k, s[k])
-        self.rng.bit_generator.state = s["rng"]
-        torch.set_rng_state(s["torch_rng"])
 
     def save_state(self) -> None:
-        s = {k: getattr(self, k) for k in ("decisions", "updates", "bc_done", "best", "wall", "next_eval",
-                                           "next_snapshot", "pool")}  # fmt: skip
-        s |= {
-            "contract": self.contract,
-            "hidden": list(self.cfg.hidden),
-            "net": self.net.state_dict(),
-            "opt": self.opt.state_dict(),
-            "rng": self.rng.bit_generator.state,
-            "torch_rng": torch.get_rng_state(),
-        }
-        tmp = self.dir / "state.pt.tmp"
-        torch.save(s, tmp)
-        tmp.replace(self.dir / "state.pt")
+        save_resume(self.dir, self.contract, self.net, self.opt, self.rng, {k: getattr(self, k) for k in self._KEYS})
 
     def log(self, metrics: dict[str, float]) -> None:
         self.logger.log(self.decisions, self.updates, self.wall, metrics)
@@ -477,12 +455,7 @@ class Run:
 
     def initialise(self, path: str) -> None:
         """Start from the weights of a checkpoint (``path``: the file, or a folder with ``<contract>.pt``)."""
-        p = Path(path) / f"{self.contract}.pt" if Path(path).is_dir() else Path(path)
-        net, ckpt = load_checkpoint(p)
-        if ckpt["contract"] != self.contract or tuple(ckpt["hidden"]) != tuple(self.cfg.hidden):
-            raise ValueError(f"init checkpoint {str(p)!r} plays {ckpt['contract']!r} with hidden {ckpt['hidden']}; "
-                             f"this run trains {self.contract!r} with hidden {list(self.cfg.hidden)}")  # fmt: skip
-        self.net.load_state_dict(net.state_dict())
+        init_weights(self.net, path, self.contract)
         self.bc_done = True
         self.log({"init/from_checkpoint": 1.0})
         if self.cfg.bc_eval:

@@ -59,15 +59,15 @@ from tqdm import tqdm
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
-from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
+from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.encode import unpack_observations
 from barbu_env.vector.worlds import resample_hands
 
 from .augment import action_index, action_map, obs_index, suit_permutations
-from .common import SEVEN, CommonConfig, Logger, finish_run, run_cli
+from .common import SEVEN, CommonConfig, Logger, finish_run, init_weights, load_resume, run_cli, save_resume
 from .dmc_selfplay import apply_patch, eval_rules, fixed_contract_patch, greedy, vector_margin
-from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale
+from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale, draw_roles
 
 
 @dataclass
@@ -154,13 +154,8 @@ class Labeller:
         self.decisions = 0  # decisions of every seat taken so far
 
     def _draw_roles(self, games: np.ndarray) -> None:
-        n, cfg = games.shape[0], self.cfg
-        u = self.rng.random((n, 4))
-        p_snap = cfg.p_snapshot if self.snapshots_on else 0.0
-        roles = np.where(u < cfg.p_heuristic, HEURISTIC, np.where(u < cfg.p_heuristic + p_snap, SNAPSHOT, LEARNER))
-        none = ~(roles == LEARNER).any(1)
-        roles[none, self.rng.integers(4, size=int(none.sum()))] = LEARNER
-        self.roles[games] = roles
+        p_snap = self.cfg.p_snapshot if self.snapshots_on else 0.0
+        self.roles[games] = draw_roles(self.rng, games.shape[0], self.cfg.p_heuristic, p_snap, True)
 
     def step(self, net: PolicyNet, snapshot: PolicyNet | None) -> dict[str, np.ndarray] | None:
         """One decision in every game; returns the labelled states of this step (or None)."""
@@ -274,39 +269,19 @@ class Run:
         if self.resumed:
             self._load_state(state)
         elif cfg.init:
-            self._init(cfg.init)
+            init_weights(self.net, cfg.init, contract)
         self.logger = Logger(self.dir, fresh=not self.resumed)
 
     # -- persistence
     _KEYS = ("states", "updates", "best", "wall", "next_eval", "next_snapshot", "pool")
 
     def _load_state(self, path: Path) -> None:
-        s = torch.load(path, map_location="cpu", weights_only=False)
-        if s.get("contract") != self.contract or s.get("hidden") != list(self.cfg.hidden):
-            raise ValueError(f"resume state {str(path)!r} belongs to another run (contract/sizes differ)")
-        self.net.load_state_dict(s["net"])
-        self.opt.load_state_dict(s["opt"])
+        s = load_resume(path, self.contract, self.net, self.opt, self.rng)
         for k in self._KEYS:
             setattr(self, k, s[k])
-        self.rng.bit_generator.state = s["rng"]
-        torch.set_rng_state(s["torch_rng"])
 
     def save_state(self) -> None:
-        s = {k: getattr(self, k) for k in self._KEYS}
-        s |= {"contract": self.contract, "hidden": list(self.cfg.hidden), "net": self.net.state_dict(),
-              "opt": self.opt.state_dict(), "rng": self.rng.bit_generator.state,
-              "torch_rng": torch.get_rng_state()}  # fmt: skip
-        tmp = self.dir / "state.pt.tmp"
-        torch.save(s, tmp)
-        tmp.replace(self.dir / "state.pt")
-
-    def _init(self, path: str) -> None:
-        p = Path(path) / f"{self.contract}.pt" if Path(path).is_dir() else Path(path)
-        net, ckpt = load_checkpoint(p)
-        if ckpt["contract"] != self.contract or tuple(ckpt["hidden"]) != tuple(self.cfg.hidden):
-            raise ValueError(f"init checkpoint {str(p)!r} plays {ckpt['contract']!r} with hidden {ckpt['hidden']}; "
-                             f"this run trains {self.contract!r} with hidden {list(self.cfg.hidden)}")  # fmt: skip
-        self.net.load_state_dict(net.state_dict())
+        save_resume(self.dir, self.contract, self.net, self.opt, self.rng, {k: getattr(self, k) for k in self._KEYS})
 
     def log(self, metrics: dict[str, float]) -> None:
         self.logger.log(self.states, self.updates, self.wall, metrics)

@@ -36,6 +36,19 @@ def contract_scale(contract: str, rules: Rules) -> float:
     return float(max(abs(contract_table(rules)[contract].total(rules)), 1))
 
 
+def draw_roles(rng: np.random.Generator, n: int, p_heuristic: float, p_snapshot: float,
+               one_learner: bool) -> np.ndarray:  # fmt: skip
+    """``int64 [n, 4]`` seat roles of ``n`` deals: each seat the heuristic with probability ``p_heuristic``, a
+    snapshot with ``p_snapshot``, else the learner; with ``one_learner``, a deal without a learner seat gets one
+    at a random seat."""
+    u = rng.random((n, 4))
+    roles = np.where(u < p_heuristic, HEURISTIC, np.where(u < p_heuristic + p_snapshot, SNAPSHOT, LEARNER))
+    if one_learner:
+        none = ~(roles == LEARNER).any(1)
+        roles[none, rng.integers(4, size=int(none.sum()))] = LEARNER
+    return roles
+
+
 @dataclass
 class Batch:
     """Recorded decisions of the learning seats, in the order they were taken."""
