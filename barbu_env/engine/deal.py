@@ -1072,6 +1072,13 @@ class Deal:
             if r < ACE:
                 pl |= bit << 1
         self.playable = pl
+        self._fantan_next(p, r)
+
+    def _fantan_next(self, p: int, r: int) -> None:
+        """After seat ``p`` played a Fantan card of rank ``r``: ``p`` goes out when its hand is empty and the deal
+        ends when all but one are out (R7.4), an ace lets ``p`` play again under ``ace_again`` (R7.5), else the
+        next seat still holding cards is on move."""
+        hands = self.hands
         if not hands[p]:
             finished = self.finished
             finished.append(p)

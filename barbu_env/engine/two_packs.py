@@ -231,20 +231,7 @@ class TwoPackDeal(Deal):
                 if r < ACE:
                     pl |= bit << 1
         self.playable = pl
-        if not hands[p]:
-            finished = self.finished
-            finished.append(p)
-            n = self.n
-            if len(finished) == n - 1:  # R7.4: all but one out
-                finished.append(n * (n - 1) // 2 - sum(finished))
-                self._finish()
-                return
-        elif _RANK[c] == ACE and self._ace_again:
-            return  # R7.5
-        q = self._next_seat[p]
-        while not hands[q]:
-            q = self._next_seat[q]
-        self.to_move = q
+        self._fantan_next(p, _RANK[c])
 
 
 __all__ = ["TwoPackDeal", "deal_two_packs", "validate_two_pack_hands"]
