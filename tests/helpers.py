@@ -99,6 +99,20 @@ def random_env_play(e, rng: np.random.Generator, max_steps: int | None = None) -
             e.step(int(legal[rng.integers(len(legal))]))
 
 
+def agents_env_play(e, spec: str) -> dict[str, float]:
+    """Step the reset AEC env ``e`` to the end with ``agents.make(spec, seed=i)`` playing seat i (the env raises on
+    an illegal action); returns each agent's rewards summed."""
+    from barbu_env import agents
+
+    players = {a: agents.make(spec, seed=i) for i, a in enumerate(e.possible_agents)}
+    total = dict.fromkeys(e.possible_agents, 0.0)
+    for ag in e.agent_iter():
+        _, r, term, trunc, _ = e.last()
+        total[ag] += r
+        e.step(None if term or trunc else players[ag].act(e, ag))
+    return total
+
+
 # --------------------------------------------------------------------------- reference rules
 def tricks_of(deal: Deal) -> list[list[tuple[int, int]]]:
     """The tricks of a trick-play deal from its history: lists of (seat, card) in play order."""

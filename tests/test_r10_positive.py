@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import legal_names, make_deal
+from helpers import agents_env_play, legal_names, make_deal
 from pettingzoo.test import api_test, seed_test
 
 import barbu_env
@@ -203,12 +203,7 @@ def test_r10_3_agents_play_whole_matches(preset: str, spec: str) -> None:
     """Agents play only legal actions through a whole match (36 deals); rewards sum to the totals (R8.3)."""
     e = barbu_env.env(rules=preset)
     e.reset(seed=3)
-    players = {a: agents.make(spec, seed=i) for i, a in enumerate(e.possible_agents)}
-    total = dict.fromkeys(e.possible_agents, 0.0)
-    for ag in e.agent_iter():
-        _, r, term, trunc, _ = e.last()
-        total[ag] += r
-        e.step(None if term or trunc else players[ag].act(e, ag))
+    total = agents_env_play(e, spec)
     m = e.unwrapped.match
     assert m.is_over and len(m.records) == 36 and list(total.values()) == m.totals
     assert {r.contract for r in m.records} >= {"anti_salad", "salad", "no_tricks"}

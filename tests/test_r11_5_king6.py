@@ -12,10 +12,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from helpers import agents_env_play
 from pettingzoo.test import api_test, seed_test
 
 import barbu_env
-from barbu_env import agents
 from barbu_env.actions import PASS, action_id, action_name
 from barbu_env.cards import copies_cards, parse_card, parse_cards
 from barbu_env.contracts import contract_table
@@ -379,12 +379,7 @@ def test_r11_5_agents_play_legal_and_reward_is_negated_score(spec) -> None:
     pimc = spec.startswith("pimc")  # (PIMC's Python rollouts: one deal keeps the test short)
     e = barbu_env.env(rules="king6", mode="deal" if pimc else "match", contract="no_queens" if pimc else None)
     e.reset(seed=4)
-    players = {a: agents.make(spec, seed=i) for i, a in enumerate(e.possible_agents)}
-    total = dict.fromkeys(e.possible_agents, 0.0)
-    for ag in e.agent_iter():
-        _, r, term, trunc, _ = e.last()
-        total[ag] += r
-        e.step(None if term or trunc else players[ag].act(e, ag))
+    total = agents_env_play(e, spec)
     raw = e.unwrapped
     scores = raw.match.totals if raw.match is not None else raw.deal.scores
     assert [total[a] for a in e.possible_agents] == [-t for t in scores]

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import expected_total
+from helpers import agents_env_play, expected_total
 from pettingzoo.test import api_test, seed_test
 
 import barbu_env
@@ -303,12 +303,7 @@ def test_r12_agents_play_whole_matches(preset: str, spec: str) -> None:
     rewards sum to the match totals (R8.3) and every declarer met R6.4."""
     e = barbu_env.env(rules=preset)
     e.reset(seed=2)
-    players = {a: agents.make(spec, seed=i) for i, a in enumerate(e.possible_agents)}
-    total = dict.fromkeys(e.possible_agents, 0.0)
-    for ag in e.agent_iter():
-        _, r, term, trunc, _ = e.last()
-        total[ag] += r
-        e.step(None if term or trunc else players[ag].act(e, ag))
+    total = agents_env_play(e, spec)
     m = e.unwrapped.match
     assert m.is_over and len(m.records) == 7 * m.n and list(total.values()) == m.totals
     assert all(m.outstanding(d) == [0] * m.n for d in range(m.n))
