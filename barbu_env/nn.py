@@ -135,18 +135,25 @@ def save_checkpoint(path: str | Path, net: PolicyNet, contract: str, config: dic
     tmp.replace(path)
 
 
-def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
-    """``(network in eval mode, checkpoint dict)``; ``ValueError`` naming the file and the problem."""
-    path = Path(path)
+def _read(path: Path, kind: str, fmt: str, what: str) -> dict[str, Any]:
+    """The dict a checkpoint file ``path`` of format ``fmt`` holds; ``ValueError`` naming it (as ``kind``) when it
+    is missing, unreadable or not a barbu_env ``what``."""
     name = repr(str(path))
     if not path.is_file():
-        raise ValueError(f"checkpoint {name} not found")
+        raise ValueError(f"{kind} {name} not found")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for truncated or foreign files
         raise ValueError(f"checkpoint {name} is corrupt or not a torch file: {e}") from None
-    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise ValueError(f"checkpoint {name} is not a barbu_env policy (expected format {FORMAT!r})")
+    if not isinstance(ckpt, dict) or ckpt.get("format") != fmt:
+        raise ValueError(f"checkpoint {name} is not a barbu_env {what} (expected format {fmt!r})")
+    return ckpt
+
+
+def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
+    """``(network in eval mode, checkpoint dict)``; ``ValueError`` naming the file and the problem."""
+    name = repr(str(path))
+    ckpt = _read(Path(path), "checkpoint", FORMAT, "policy")
     check_header(ckpt, name)
     net = PolicyNet(ckpt["obs_size"], ckpt["num_actions"], tuple(ckpt["hidden"]))
     _load_weights(net, ckpt["state_dict"], name)
@@ -203,14 +210,7 @@ def load_bidding(path: str | Path, role: str) -> tuple[PolicyNet, dict[str, Any]
     """``(network in eval mode, checkpoint dict)`` of a ``role`` bidding checkpoint; ``ValueError`` naming the
     file and the problem (the checks of :func:`load_checkpoint`, the role and the input blocks)."""
     name = repr(str(path))
-    if not Path(path).is_file():
-        raise ValueError(f"bidding checkpoint {name} not found")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for truncated or foreign files
-        raise ValueError(f"checkpoint {name} is corrupt or not a torch file: {e}") from None
-    if not isinstance(ckpt, dict) or ckpt.get("format") != BIDDING_FORMAT:
-        raise ValueError(f"checkpoint {name} is not a barbu_env bidding network (expected format {BIDDING_FORMAT!r})")
+    ckpt = _read(Path(path), "bidding checkpoint", BIDDING_FORMAT, "bidding network")
     if ckpt.get("role") != role:
         raise ValueError(f"checkpoint {name} decides {ckpt.get('role')!r}, expected {role!r} (one of {BIDDING_ROLES})")
     blocks = ckpt.get("blocks")
