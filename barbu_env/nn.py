@@ -11,6 +11,7 @@ A checkpoint is one ``torch.save`` dict, written by :func:`save_checkpoint` and 
 ``contract``    the contract it plays (``"no_queens"``, ``"trumps"``, ``"fantan"`` …: a name of
                 :data:`barbu_env.contracts.CONTRACT_NAMES`)
 ``hidden``      hidden layer sizes
+``card_hidden`` hidden units of the card head (0 or absent: none; :class:`PolicyNet`)
 ``config``      the training config (a plain dict)
 ``state_dict``  weights (stored as float16 to keep checkpoints small; loaded as float32)
 ``meta``        free-form facts: steps, wall time, evaluation results
@@ -79,11 +80,72 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+# ---------------------------------------------------------------------------- card head
+_RANK_NAMES = "23456789TJQKA"
+#: The per-card features of a state that a card head reads (:func:`card_features`), in order; counts are divided
+#: by 13. The head also reads each card's :data:`CARD_IDENTITY`.
+CARD_FEATURES: tuple[str, ...] = (
+    "in_hand", "unseen", "legal", "fantan_playable", "trump", "lead_suit", "winning_suit", "higher_unseen",
+    "lower_unseen", "higher_own", "lower_own", "suit_own", "suit_unseen", "beats_trick", "higher_in_trick",
+    "trick_cards", "later_not_void",
+)  # fmt: skip
+#: The fixed features of each card (``[52, 14]``: one-hot rank, 2 … A, then whether it is a heart).
+_SUIT = torch.arange(52) // 13
+_RANK = torch.arange(52) % 13
+#: ``_HIGHER[c, d]`` = 1 where card d is of c's suit and ranks above it; ``_SAME_SUIT[c, s]`` = 1 where c is of suit s.
+_HIGHER = ((_SUIT[:, None] == _SUIT[None, :]) & (_RANK[None, :] > _RANK[:, None])).float()
+_LOWER = _HIGHER.T.contiguous()
+_SAME_SUIT = torch.nn.functional.one_hot(_SUIT, 4).float()
+CARD_IDENTITY = torch.cat([torch.nn.functional.one_hot(_RANK, 13).float(), (_SUIT == 2).float()[:, None]], 1)
+
+
+def _block(obs: torch.Tensor, name: str, rows: int = 1) -> torch.Tensor:
+    off, size = BLOCKS[name]
+    x = obs[:, off : off + size]
+    return x.reshape(obs.shape[0], rows, size // rows) if rows > 1 else x
+
+
+def card_features(obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``[n, len(CARD_FEATURES), 52]``: what each card is to the seat on move, from its observations ``obs``
+    (``[n, OBS_SIZE]``, the classic four-player layout) and masks: where it lies, how many unseen and
+    own cards of its suit rank above and below it, whether it would win the trick in progress as it stands (R4.2,
+    R5.1: the highest trump, else the highest card of the suit led; 1 when leading), and how many seats still to
+    play after it may hold its suit (not void, R4.4). A function of the observation alone."""
+    n = obs.shape[0]
+    hand, unseen = _block(obs, "hand"), _block(obs, "unseen")
+    legal = mask[:, :52].to(obs.dtype)
+    trick = _block(obs, "trick", 4)  # [n, r, 52]
+    trick_any = trick.sum(1)
+    lead_card = (trick * _block(obs, "leader")[:, :, None]).sum(1)  # the card the leader played
+    lead = lead_card @ _SAME_SUIT  # [n, 4]
+    trump = _block(obs, "trump")
+    trump_card = trump @ _SAME_SUIT.T  # [n, 52]
+    trumped = ((trick_any * trump_card).sum(1, keepdim=True) > 0).to(obs.dtype)
+    win_suit = trumped * trump + (1 - trumped) * lead
+    win_card = win_suit @ _SAME_SUIT.T
+    higher_in_trick = ((trick_any @ _HIGHER.T) > 0).to(obs.dtype)
+    in_trick = trick_any.sum(1, keepdim=True)
+    empty = (in_trick == 0).to(obs.dtype)
+    beats = torch.clamp(empty + win_card * (1 - higher_in_trick) + trump_card * (1 - trumped) * (1 - empty), max=1.0)
+    # seats after the one on move this trick: relative seats 1 .. 3 - (cards in the trick)
+    not_void = 1 - _block(obs, "void", 4)  # [n, r, suit]
+    later = (torch.arange(1, 4, dtype=obs.dtype)[None, :] <= 3 - in_trick).to(obs.dtype)  # [n, 3]
+    later_not_void = ((later[:, :, None] * not_void[:, 1:]).sum(1) / 3) @ _SAME_SUIT.T
+    counts = [unseen @ _HIGHER.T, unseen @ _LOWER.T, hand @ _HIGHER.T, hand @ _LOWER.T,
+              (hand @ _SAME_SUIT) @ _SAME_SUIT.T, (unseen @ _SAME_SUIT) @ _SAME_SUIT.T]  # fmt: skip
+    return torch.stack(
+        [hand, unseen, legal, _block(obs, "fantan_playable"), trump_card, lead @ _SAME_SUIT.T, win_card,
+         *(x / 13 for x in counts), beats, higher_in_trick, (in_trick / 3).expand(n, 52), later_not_void], 1,
+    )  # fmt: skip
+
+
 class PolicyNet(nn.Module):
-    """MLP trunk with a masked policy head (logits over all actions) and a value head."""
+    """MLP trunk with a masked policy head (logits over all actions) and a value head; with ``card_hidden`` > 0, a
+    card head adds to each card's logit a score of the trunk's output, that card's :func:`card_features` and its
+    :data:`CARD_IDENTITY`: one small MLP (one hidden layer of ``card_hidden`` units) shared by the 52 cards."""
 
     def __init__(self, obs_size: int = OBS_SIZE, num_actions: int = NUM_ACTIONS,
-                 hidden: tuple[int, ...] = (256, 128)) -> None:  # fmt: skip
+                 hidden: tuple[int, ...] = (256, 128), card_hidden: int = 0) -> None:  # fmt: skip
         super().__init__()
         layers: list[nn.Module] = []
         width = obs_size
@@ -93,20 +155,39 @@ class PolicyNet(nn.Module):
         self.trunk = nn.Sequential(*layers)
         self.policy = nn.Linear(width, num_actions)
         self.value = nn.Linear(width, 1)
+        self.card_head = (
+            nn.ModuleDict({"state": nn.Linear(width, card_hidden), "card": nn.Linear(len(CARD_FEATURES), card_hidden),
+                           "identity": nn.Linear(CARD_IDENTITY.shape[1], card_hidden, bias=False),
+                           "out": nn.Linear(card_hidden, 1)})
+            if card_hidden else None
+        )  # fmt: skip
         self.obs_size, self.num_actions, self.hidden = obs_size, num_actions, tuple(hidden)
+        self.card_hidden = card_hidden
+
+    def scores(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits of every action, value)``, unmasked."""
+        z = self.trunk(obs)
+        logits = self.policy(z)
+        if self.card_head is not None:
+            head = self.card_head
+            h = head["state"](z)[:, None, :] + head["card"](card_features(obs, mask).transpose(1, 2))
+            h = h + head["identity"](CARD_IDENTITY.to(h.dtype))
+            cards = self.card_head["out"](torch.relu(h)).squeeze(-1)
+            logits = torch.cat([logits[:, :52] + cards, logits[:, 52:]], 1)
+        return logits, self.value(z).squeeze(-1)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(masked logits, value)``; illegal actions get the dtype's minimum logit."""
-        z = self.trunk(obs)
-        logits = self.policy(z)
-        logits = torch.where(mask.bool(), logits, torch.finfo(logits.dtype).min)
-        return logits, self.value(z).squeeze(-1)
+        logits, value = self.scores(obs, mask)
+        return torch.where(mask.bool(), logits, torch.finfo(logits.dtype).min), value
 
 
 def flat_policy(net: PolicyNet) -> tuple[np.ndarray, np.ndarray]:
     """``(weights, layout)``: the trunk's linear layers then the policy head, as the kernel of
     :mod:`barbu_env.vector.jit.policy` reads them (per layer its transposed weight then its bias, float32;
     ``layout[k]`` = offset, inputs, outputs of layer k)."""
+    if net.card_head is not None:
+        raise ValueError("a network with a card head has no flat form (the compiled kernel is the plain MLP's)")
     layers = [m for m in net.trunk if isinstance(m, nn.Linear)] + [net.policy]
     parts: list[np.ndarray] = []
     layout, off = [], 0
@@ -128,7 +209,8 @@ def save_checkpoint(path: str | Path, net: PolicyNet, contract: str, config: dic
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save(
         {"format": FORMAT, "env_version": ENV_VERSION, "obs_layout": OBS_LAYOUT, "obs_size": net.obs_size,
-         "num_actions": net.num_actions, "contract": contract, "hidden": list(net.hidden), "config": config,
+         "num_actions": net.num_actions, "contract": contract, "hidden": list(net.hidden),
+         "card_hidden": net.card_hidden, "config": config,
          "state_dict": state, "meta": meta or {}},
         tmp,
     )  # fmt: skip
@@ -155,7 +237,7 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
     name = repr(str(path))
     ckpt = _read(Path(path), "checkpoint", FORMAT, "policy")
     check_header(ckpt, name)
-    net = PolicyNet(ckpt["obs_size"], ckpt["num_actions"], tuple(ckpt["hidden"]))
+    net = PolicyNet(ckpt["obs_size"], ckpt["num_actions"], tuple(ckpt["hidden"]), ckpt.get("card_hidden", 0))
     _load_weights(net, ckpt["state_dict"], name)
     return net, ckpt
 
@@ -255,6 +337,9 @@ def check_header(ckpt: dict[str, Any], name: str) -> None:
     hidden = list(ckpt["hidden"])
     if not all(isinstance(h, int) and not isinstance(h, bool) and 0 < h <= MAX_WIDTH for h in hidden):
         raise ValueError(f"checkpoint {name}: bad hidden sizes {hidden!r}: expected integers 1..{MAX_WIDTH}")
+    card = ckpt.get("card_hidden", 0)
+    if not isinstance(card, int) or isinstance(card, bool) or not 0 <= card <= MAX_WIDTH:
+        raise ValueError(f"checkpoint {name}: bad card_hidden {card!r}: expected an integer 0..{MAX_WIDTH}")
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:

@@ -306,6 +306,8 @@ def test_shipped_checkpoints_carry_the_env_version_and_layout_fingerprint() -> N
         (dict(obs_size="1228"), ["'obs_size' is '1228'", "expected an integer"]),
         (dict(hidden=[4.5]), ["bad hidden sizes"]),
         (dict(hidden=[10**9]), ["bad hidden sizes"]),
+        (dict(card_hidden=-1), ["bad card_hidden -1", "expected an integer 0.."]),
+        (dict(card_hidden="64"), ["bad card_hidden '64'"]),
         (dict(contract="no_jokers"), ["unknown contract 'no_jokers'"]),
         (dict(meta=[1]), ["'meta' is not a mapping"]),
     ],
@@ -392,8 +394,16 @@ def test_init_weights_and_resume_state_refuse_another_contract_or_sizes(tmp_path
     assert all(torch.equal(a, b.half().float()) for a, b in zip(other.parameters(), net.parameters()))
     with pytest.raises(ValueError, match=r"init checkpoint .*no_king\.pt' plays 'no_king'.*trains 'trumps'"):
         init_weights(PolicyNet(hidden=(16,)), str(tmp_path / "no_king.pt"), "trumps")
-    with pytest.raises(ValueError, match=r"with hidden \[16\]; this run trains 'no_king' with hidden \[8\]"):
+    with pytest.raises(ValueError, match=r"'hidden': \[16\], 'card_hidden': 0}; this run trains 'no_king' with sizes "
+                       r"{'hidden': \[8\]"):  # fmt: skip
         init_weights(PolicyNet(hidden=(8,)), str(tmp_path / "no_king.pt"), "no_king")
+    grown = PolicyNet(hidden=(16,), card_hidden=4)  # a plain checkpoint starts a card-head network of its sizes
+    init_weights(grown, str(tmp_path), "no_king")
+    obs, mask = torch.rand(3, net.obs_size), torch.ones(3, net.num_actions)
+    assert torch.equal(grown(obs, mask)[0], other(obs, mask)[0])
+    save_checkpoint(tmp_path / "trumps.pt", grown, "trumps", {})
+    with pytest.raises(ValueError, match=r"with sizes {'hidden': \[16\], 'card_hidden': 4}; .* 'card_hidden': 0}"):
+        init_weights(PolicyNet(hidden=(16,)), str(tmp_path), "trumps")  # not the other way
     opt, rng = torch.optim.Adam(net.parameters()), np.random.default_rng(3)
     save_resume(tmp_path, "no_king", net, opt, rng, {"states": 7})
     draw = rng.random()

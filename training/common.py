@@ -193,24 +193,36 @@ def duplicate_eval(net: PolicyNet, contract: str, rules: Rules, boards: int, see
     return ci["mean"], ci["half_width"], ci["n"]
 
 
+def sizes(net: PolicyNet) -> dict[str, Any]:
+    """The sizes of ``net`` that a checkpoint or resume state must share to load into it."""
+    return {"hidden": list(net.hidden), "card_hidden": net.card_hidden}
+
+
 def init_weights(net: PolicyNet, path: str, contract: str) -> None:
     """Load into ``net`` the weights of the checkpoint ``path`` (the file, or a folder holding
-    ``<contract>.pt``); ``ValueError`` naming both when it plays another contract or has other sizes."""
+    ``<contract>.pt``); ``ValueError`` naming both when it plays another contract or has other sizes. A plain
+    checkpoint may start a network with a card head of its sizes: the card head's output layer starts at zero, so
+    the network plays as the checkpoint did until it learns."""
     from barbu_env.nn import load_checkpoint
 
     p = Path(path) / f"{contract}.pt" if Path(path).is_dir() else Path(path)
     loaded, ckpt = load_checkpoint(p)
-    if ckpt["contract"] != contract or tuple(ckpt["hidden"]) != tuple(net.hidden):
-        raise ValueError(f"init checkpoint {str(p)!r} plays {ckpt['contract']!r} with hidden {ckpt['hidden']}; "
-                         f"this run trains {contract!r} with hidden {list(net.hidden)}")  # fmt: skip
-    net.load_state_dict(loaded.state_dict())
+    grows = loaded.card_head is None and net.card_head is not None and list(loaded.hidden) == list(net.hidden)
+    if ckpt["contract"] != contract or (sizes(loaded) != sizes(net) and not grows):
+        raise ValueError(f"init checkpoint {str(p)!r} plays {ckpt['contract']!r} with sizes {sizes(loaded)}; "
+                         f"this run trains {contract!r} with sizes {sizes(net)}")  # fmt: skip
+    net.load_state_dict(loaded.state_dict(), strict=not grows)
+    if grows:
+        with torch.no_grad():
+            net.card_head["out"].weight.zero_()
+            net.card_head["out"].bias.zero_()
 
 
 def save_resume(directory: Path, contract: str, net: PolicyNet, opt: torch.optim.Optimizer,
                 rng: np.random.Generator, counters: dict[str, Any]) -> None:  # fmt: skip
     """Write ``directory/state.pt`` (atomically): ``counters``, the network and optimiser, the numpy and torch
     generators, and the contract and sizes that :func:`load_resume` checks."""
-    s = {**counters, "contract": contract, "hidden": list(net.hidden), "net": net.state_dict(),
+    s = {**counters, "contract": contract, "sizes": sizes(net), "net": net.state_dict(),
          "opt": opt.state_dict(), "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()}  # fmt: skip
     tmp = directory / "state.pt.tmp"
     torch.save(s, tmp)
@@ -222,7 +234,7 @@ def load_resume(path: Path, contract: str, net: PolicyNet, opt: torch.optim.Opti
     """Restore what :func:`save_resume` wrote into ``net``, ``opt``, ``rng`` and torch's generator; returns the
     saved state (its counters); ``ValueError`` when it belongs to another contract or other sizes."""
     s = torch.load(path, map_location="cpu", weights_only=False)
-    if s.get("contract") != contract or s.get("hidden") != list(net.hidden):
+    if s.get("contract") != contract or s.get("sizes") != sizes(net):
         raise ValueError(f"resume state {str(path)!r} belongs to another run (contract/sizes differ)")
     net.load_state_dict(s["net"])
     opt.load_state_dict(s["opt"])

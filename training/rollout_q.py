@@ -5,7 +5,8 @@
     python -m training.rollout_q --config configs/default.yaml --resume   # continue an interrupted run
 
 For each contract, one network (:class:`barbu_env.nn.PolicyNet`; its policy head read as Q-values over the 87
-actions, illegal ones masked; the neural agent plays the argmax). One round:
+actions, illegal ones masked; the neural agent plays the argmax; with ``card_hidden`` > 0 a card head scores each
+card from per-card features, ``barbu_env.nn.card_features``). One round:
 
 1. **play**: ``num_games`` deals stepped at once on :class:`barbu_env.vector.VectorDeals`; each seat of each
    deal is, per deal, the learner (greedy on its Q, a uniformly random legal move with probability
@@ -126,6 +127,9 @@ class RolloutQConfig(CommonConfig):
     mean (more worlds: less noisy targets, at more playouts per state)."""
     rollout_threads: int = 1
     """Threads of the compiled playouts."""
+    card_hidden: int = 0
+    """Hidden units of the network's card head (``barbu_env.nn.card_features`` of each card scored by one small MLP
+    shared by the 52 cards, added to the card's logit); 0: none, the plain MLP."""
     workers: int = 1
     """Contracts trained at once, one process each (each with ``threads`` torch threads; the play and label phase
     of a process runs on one core)."""
@@ -254,7 +258,7 @@ class Run:
         self.dir.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(cfg.seed)
         self.rng = np.random.default_rng([cfg.seed, SEVEN.index(contract)])
-        self.net = PolicyNet(hidden=tuple(cfg.hidden))
+        self.net = PolicyNet(hidden=tuple(cfg.hidden), card_hidden=cfg.card_hidden)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.pool: list[dict[str, torch.Tensor]] = []
         self.states = self.updates = 0
@@ -303,8 +307,7 @@ class Run:
             legal = torch.from_numpy(b["mask"])[:, ai].bool()
             q = torch.from_numpy(b["q"].astype(np.float32))[:, ai]
             count = legal.sum(1, keepdim=True)
-            z = self.net.trunk(obs)
-            logits, v = self.net.policy(z), self.net.value(z).squeeze(-1)
+            logits, v = self.net.scores(obs, legal)
             mse = ((centred(logits, legal, count) - centred(q, legal, count)) ** 2).sum(1).div(count[:, 0]).mean()
             vmse = ((v - torch.where(legal, q, -1e9).max(1).values) ** 2).mean()
             loss = mse + vmse
@@ -352,7 +355,7 @@ class Run:
         cfg = self.cfg
         start = time.perf_counter()
         labellers = self.labellers()
-        snap = PolicyNet(hidden=tuple(cfg.hidden)).eval()
+        snap = PolicyNet(hidden=tuple(cfg.hidden), card_hidden=cfg.card_hidden).eval()
         buf: Buffer | None = None
         if not self.resumed:
             self.evaluate()  # the starting network's margin: the curve's first point (and the best so far)

@@ -138,25 +138,31 @@ class NeuralAgent(Agent):
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The greedy choices (int64 [n]) of ``contract``'s network for n card decisions at once (observations
         float32 [n, OBS_SIZE], masks int8 [n, A], as ``VectorDeals.observe`` gives them): the actions
-        :meth:`choose` takes on the same observations. The network runs as one compiled pass over the rows
-        (:func:`barbu_env.vector.jit.policy.greedy_actions`, which skips zero inputs), whose sums round
-        differently from torch's in the last bits, so rows whose two best legal logits are within :data:`TIE`
-        (relative) are chosen again one row at a time, as :meth:`choose` does. The batched form of
-        ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
+        :meth:`choose` takes on the same observations. A plain MLP runs as one compiled pass over the rows
+        (:func:`barbu_env.vector.jit.policy.greedy_actions`, which skips zero inputs), a network with a card head as
+        one torch pass; their sums round differently from one-row torch passes in the last bits, so rows whose two
+        best legal logits are within :data:`TIE` (relative) are chosen again one row at a time, as :meth:`choose`
+        does. The batched form of ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         net = self._net(contract)
-        from ..nn import flat_policy
-        from ..vector.jit import greedy_actions
-
-        flat = self._flat.get(contract)
-        if flat is None:
-            flat = self._flat[contract] = flat_policy(net)
         n = obs.shape[0]
         obs, mask = np.ascontiguousarray(obs, np.float32), np.ascontiguousarray(mask, np.int8)
-        logits = np.empty((n, mask.shape[1]), np.float32)
-        best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
-        greedy_actions(obs, mask, *flat, TIE, logits, best, near)
+        if net.card_head is not None:  # no compiled form: one torch pass over the rows
+            logits = np.where(mask.astype(bool), self._logits(net, obs, mask), -np.inf)
+            best = logits.argmax(1)
+            top2 = np.sort(logits, 1)[:, -2:]
+            near = top2[:, 1] - top2[:, 0] <= TIE * (1.0 + np.abs(top2[:, 1]))
+        else:
+            from ..nn import flat_policy
+            from ..vector.jit import greedy_actions
+
+            flat = self._flat.get(contract)
+            if flat is None:
+                flat = self._flat[contract] = flat_policy(net)
+            logits32 = np.empty((n, mask.shape[1]), np.float32)
+            best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
+            greedy_actions(obs, mask, *flat, TIE, logits32, best, near)
         for i in np.flatnonzero(near):
             best[i] = self._choose(net, obs[i], mask[i])
         return best

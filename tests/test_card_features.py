@@ -1,0 +1,104 @@
+"""The card head's per-card features (``barbu_env.nn.card_features``) against the engine (RULES.md R4.2, R5.1, R4.4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from helpers import mid_deals
+
+from barbu_env import Rules
+from barbu_env.cards import SUIT_MASK
+from barbu_env.engine.deal import PLAY
+from barbu_env.nn import CARD_FEATURES, PolicyNet, card_features, flat_policy
+from barbu_env.observation import encode
+
+F = {name: i for i, name in enumerate(CARD_FEATURES)}
+RULES = Rules(doubling="off")
+
+
+def _features(deal):
+    seat = deal.to_move
+    obs = torch.from_numpy(encode(deal, seat)[None])
+    mask = torch.zeros(1, 87)
+    mask[0, deal.legal_actions()] = 1
+    return seat, card_features(obs, mask)[0].numpy().T
+
+
+@pytest.mark.parametrize("contract", ["no_tricks", "trumps:S", "no_hearts"])
+def test_beats_trick_is_the_engines_winner_after_the_card(contract: str) -> None:
+    """R5.1 (and R4.2 for trumps): ``beats_trick`` of each legal card says whether the seat on move leads the
+    trick once it plays that card, as the engine's trick winner says."""
+    checked = 0
+    for deal in mid_deals(RULES, 60, seed=7, contracts=[contract]):
+        if deal.phase != PLAY:
+            continue
+        seat, f = _features(deal)
+        for c in deal.legal_actions():
+            after = deal.clone()
+            after.apply(c)
+            winner = after.last_trick[2] if not after.trick else after.winner
+            assert f[c, F["beats_trick"]] == float(winner == seat), (deal, c)
+            checked += 1
+    assert checked > 100
+
+
+def test_rank_counts_and_places_match_the_deal() -> None:
+    """Own hand, unseen cards and the counts above / below each card in its suit (R1.2 ranks)."""
+    for deal in mid_deals(RULES, 30, seed=3, contracts=["no_queens", "trumps:H"]):
+        seat, f = _features(deal)
+        hand, unseen = deal.hands[seat], deal.unseen(seat)
+        for c in range(52):
+            suit = SUIT_MASK[c // 13]
+            above = suit & ~((1 << (c + 1)) - 1)
+            below = suit & ((1 << c) - 1)
+            assert f[c, F["in_hand"]] == (hand >> c & 1) and f[c, F["unseen"]] == (unseen >> c & 1)
+            assert f[c, F["higher_unseen"]] * 13 == pytest.approx((unseen & above).bit_count())
+            assert f[c, F["lower_own"]] * 13 == pytest.approx((hand & below).bit_count())
+            assert f[c, F["suit_own"]] * 13 == pytest.approx((hand & suit).bit_count())
+        legal = set(deal.legal_actions())
+        assert all(f[c, F["legal"]] == (c in legal) for c in range(52))
+
+
+def test_card_head_changes_only_card_logits_and_has_no_flat_form() -> None:
+    """The card head adds to the 52 card logits only; the compiled kernel refuses such a network."""
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(16,), card_hidden=8)
+    plain = PolicyNet(hidden=(16,))
+    plain.load_state_dict({k: v for k, v in net.state_dict().items() if not k.startswith("card_head")})
+    deal = mid_deals(RULES, 1, seed=1, contracts=["no_king"])[0]
+    obs = torch.from_numpy(np.stack([encode(deal, s) for s in range(4)]))
+    mask = torch.ones(4, 87)
+    with torch.no_grad():
+        a, va = net.scores(obs, mask)
+        b, vb = plain.scores(obs, mask)
+    assert torch.equal(a[:, 52:], b[:, 52:]) and torch.equal(va, vb) and not torch.equal(a[:, :52], b[:, :52])
+    with pytest.raises(ValueError, match="card head has no flat form"):
+        flat_policy(net)
+
+
+def test_card_head_checkpoint_plays_batched_as_row_by_row(tmp_path) -> None:
+    """A card-head network saved and loaded as an agent (``card_hidden`` in the checkpoint): ``card_actions`` (one
+    torch pass over many rows) picks on every row what the agent picks from that row alone; a checkpoint without
+    the key loads as a plain MLP."""
+    from barbu_env.agents import make
+    from barbu_env.nn import load_checkpoint, save_checkpoint
+    from barbu_env.vector import VectorDeals
+
+    torch.manual_seed(1)
+    save_checkpoint(tmp_path / "no_queens.pt", PolicyNet(hidden=(32,), card_hidden=16), "no_queens", {})
+    net, ckpt = load_checkpoint(tmp_path / "no_queens.pt")
+    assert ckpt["card_hidden"] == 16 and net.card_head is not None
+    agent = make(str(tmp_path))
+    v = VectorDeals("no_queens", "classic", batch=64, seed=5)
+    v.reset()
+    for _ in range(20):
+        obs, mask, _ = v.observe()
+        got = agent.card_actions("no_queens", obs.copy(), mask.copy())
+        want = [agent._choose(agent.nets["no_queens"], obs[i], mask[i]) for i in range(v.batch)]
+        np.testing.assert_array_equal(got, want)
+        v.step(v.heuristic_actions())
+    del ckpt["card_hidden"]
+    ckpt["state_dict"] = {k: v for k, v in ckpt["state_dict"].items() if not k.startswith("card_head")}
+    torch.save(ckpt, tmp_path / "plain.pt")
+    assert load_checkpoint(tmp_path / "plain.pt")[0].card_head is None
