@@ -34,7 +34,7 @@ import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -81,7 +81,6 @@ def one_thread() -> Iterator[None]:
 
 
 # ---------------------------------------------------------------------------- card head
-_RANK_NAMES = "23456789TJQKA"
 #: The per-card features of a state that a card head reads (:func:`card_features`), in order; counts are divided
 #: by 13. The head also reads each card's :data:`CARD_IDENTITY`.
 CARD_FEATURES: tuple[str, ...] = (
@@ -89,13 +88,13 @@ CARD_FEATURES: tuple[str, ...] = (
     "lower_unseen", "higher_own", "lower_own", "suit_own", "suit_unseen", "beats_trick", "higher_in_trick",
     "trick_cards", "later_not_void",
 )  # fmt: skip
-#: The fixed features of each card (``[52, 14]``: one-hot rank, 2 … A, then whether it is a heart).
 _SUIT = torch.arange(52) // 13
 _RANK = torch.arange(52) % 13
 #: ``_HIGHER[c, d]`` = 1 where card d is of c's suit and ranks above it; ``_SAME_SUIT[c, s]`` = 1 where c is of suit s.
 _HIGHER = ((_SUIT[:, None] == _SUIT[None, :]) & (_RANK[None, :] > _RANK[:, None])).float()
 _LOWER = _HIGHER.T.contiguous()
 _SAME_SUIT = torch.nn.functional.one_hot(_SUIT, 4).float()
+#: The fixed features of each card (``[52, 14]``: one-hot rank, 2 … A, then whether it is a heart).
 CARD_IDENTITY = torch.cat([torch.nn.functional.one_hot(_RANK, 13).float(), (_SUIT == 2).float()[:, None]], 1)
 
 
@@ -172,7 +171,7 @@ class PolicyNet(nn.Module):
             head = self.card_head
             h = head["state"](z)[:, None, :] + head["card"](card_features(obs, mask).transpose(1, 2))
             h = h + head["identity"](CARD_IDENTITY.to(h.dtype))
-            cards = self.card_head["out"](torch.relu(h)).squeeze(-1)
+            cards = head["out"](torch.relu(h)).squeeze(-1)
             logits = torch.cat([logits[:, :52] + cards, logits[:, 52:]], 1)
         return logits, self.value(z).squeeze(-1)
 
@@ -182,12 +181,11 @@ class PolicyNet(nn.Module):
         return torch.where(mask.bool(), logits, torch.finfo(logits.dtype).min), value
 
 
-def flat_policy(net: PolicyNet) -> tuple[np.ndarray, np.ndarray]:
-    """``(weights, layout)``: the trunk's linear layers then the policy head, as the kernel of
-    :mod:`barbu_env.vector.jit.policy` reads them (per layer its transposed weight then its bias, float32;
-    ``layout[k]`` = offset, inputs, outputs of layer k)."""
-    if net.card_head is not None:
-        raise ValueError("a network with a card head has no flat form (the compiled kernel is the plain MLP's)")
+def flat_policy(net: PolicyNet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(weights, layout, card, card_sizes)``: the trunk's linear layers then the policy head, and the card head,
+    as the kernel of :mod:`barbu_env.vector.jit.policy` reads them (per layer its transposed weight then its bias,
+    float32; ``layout[k]`` = offset, inputs, outputs of layer k; the card head's parts as that module says, empty
+    without one)."""
     layers = [m for m in net.trunk if isinstance(m, nn.Linear)] + [net.policy]
     parts: list[np.ndarray] = []
     layout, off = [], 0
@@ -197,7 +195,16 @@ def flat_policy(net: PolicyNet) -> tuple[np.ndarray, np.ndarray]:
         layout.append((off, m.in_features, m.out_features))
         parts += [w, b]
         off += w.size + b.size
-    return np.concatenate(parts), np.array(layout, np.int64)
+    card, card_sizes = np.zeros(0, np.float32), np.zeros(3, np.int64)
+    if net.card_head is not None:
+        head = {k: cast(nn.Linear, m) for k, m in net.card_head.items()}
+        with torch.no_grad():
+            ident = head["identity"](CARD_IDENTITY)
+            card = np.concatenate([t.detach().numpy().astype(np.float32).ravel() for t in (
+                head["state"].weight.T, head["state"].bias, head["card"].weight.T, head["card"].bias, ident,
+                head["out"].weight[0], head["out"].bias)])  # fmt: skip
+        card_sizes = np.array([head["state"].in_features, net.card_hidden, len(CARD_FEATURES)], np.int64)
+    return np.concatenate(parts), np.array(layout, np.int64), card, card_sizes
 
 
 def save_checkpoint(path: str | Path, net: PolicyNet, contract: str, config: dict[str, Any],

@@ -60,8 +60,8 @@ def test_rank_counts_and_places_match_the_deal() -> None:
         assert all(f[c, F["legal"]] == (c in legal) for c in range(52))
 
 
-def test_card_head_changes_only_card_logits_and_has_no_flat_form() -> None:
-    """The card head adds to the 52 card logits only; the compiled kernel refuses such a network."""
+def test_card_head_changes_only_card_logits() -> None:
+    """The card head adds to the 52 card logits only."""
     torch.manual_seed(0)
     net = PolicyNet(hidden=(16,), card_hidden=8)
     plain = PolicyNet(hidden=(16,))
@@ -73,22 +73,49 @@ def test_card_head_changes_only_card_logits_and_has_no_flat_form() -> None:
         a, va = net.scores(obs, mask)
         b, vb = plain.scores(obs, mask)
     assert torch.equal(a[:, 52:], b[:, 52:]) and torch.equal(va, vb) and not torch.equal(a[:, :52], b[:, :52])
-    with pytest.raises(ValueError, match="card head has no flat form"):
-        flat_policy(net)
 
 
-def test_card_head_checkpoint_plays_batched_as_row_by_row(tmp_path) -> None:
-    """A card-head network saved and loaded as an agent (``card_hidden`` in the checkpoint): ``card_actions`` (one
-    torch pass over many rows) picks on every row what the agent picks from that row alone; a checkpoint without
-    the key loads as a plain MLP."""
+@pytest.mark.parametrize("contract", ["no_hearts", "trumps:D", "fantan:J", "no_last_two"])
+def test_compiled_card_head_is_the_torch_pass(contract: str) -> None:
+    """The compiled kernel (``vector.jit.policy.greedy_actions`` on ``flat_policy``) gives the torch pass's logits
+    of every legal action (to float32 rounding) and its argmax, on VectorDeals states of every trick position."""
+    from barbu_env.vector import VectorDeals
+    from barbu_env.vector.jit import greedy_actions
+
+    torch.manual_seed(2)
+    net = PolicyNet(hidden=(64, 32), card_hidden=16).eval()
+    for p in net.card_head.parameters():  # a trained-like head: scores of the size of the policy layer's
+        torch.nn.init.normal_(p, std=0.3)
+    flat = flat_policy(net)
+    v = VectorDeals(contract, "classic", batch=64, seed=9)
+    v.reset()
+    for _ in range(30):
+        obs, mask, _ = v.observe()
+        with torch.no_grad():
+            want = net(torch.from_numpy(obs), torch.from_numpy(mask))[0].numpy()
+        got = np.empty(want.shape, np.float32)
+        best, near = np.empty(len(obs), np.int64), np.empty(len(obs), np.bool_)
+        greedy_actions(obs, mask, *flat, 1e-4, got, best, near)
+        legal = mask.astype(bool)
+        np.testing.assert_allclose(got[legal], want[legal], rtol=1e-4, atol=1e-4)
+        sure = ~near
+        np.testing.assert_array_equal(best[sure], want.argmax(1)[sure])
+        v.step(v.heuristic_actions())
+
+
+@pytest.mark.parametrize("card_hidden", [0, 16])
+def test_checkpoint_plays_batched_as_row_by_row(tmp_path, card_hidden: int) -> None:
+    """A network saved and loaded as an agent (``card_hidden`` in the checkpoint): ``card_actions`` (the compiled
+    kernel for a plain MLP, one torch pass for a card head) picks on every row what the agent picks from that row
+    alone; a checkpoint without the key loads as a plain MLP."""
     from barbu_env.agents import make
     from barbu_env.nn import load_checkpoint, save_checkpoint
     from barbu_env.vector import VectorDeals
 
     torch.manual_seed(1)
-    save_checkpoint(tmp_path / "no_queens.pt", PolicyNet(hidden=(32,), card_hidden=16), "no_queens", {})
+    save_checkpoint(tmp_path / "no_queens.pt", PolicyNet(hidden=(32,), card_hidden=card_hidden), "no_queens", {})
     net, ckpt = load_checkpoint(tmp_path / "no_queens.pt")
-    assert ckpt["card_hidden"] == 16 and net.card_head is not None
+    assert ckpt["card_hidden"] == card_hidden and (net.card_head is not None) == bool(card_hidden)
     agent = make(str(tmp_path))
     v = VectorDeals("no_queens", "classic", batch=64, seed=5)
     v.reset()
@@ -98,6 +125,8 @@ def test_card_head_checkpoint_plays_batched_as_row_by_row(tmp_path) -> None:
         want = [agent._choose(agent.nets["no_queens"], obs[i], mask[i]) for i in range(v.batch)]
         np.testing.assert_array_equal(got, want)
         v.step(v.heuristic_actions())
+    if card_hidden:
+        return
     del ckpt["card_hidden"]
     ckpt["state_dict"] = {k: v for k, v in ckpt["state_dict"].items() if not k.startswith("card_head")}
     torch.save(ckpt, tmp_path / "plain.pt")

@@ -234,7 +234,8 @@ def load_resume(path: Path, contract: str, net: PolicyNet, opt: torch.optim.Opti
     """Restore what :func:`save_resume` wrote into ``net``, ``opt``, ``rng`` and torch's generator; returns the
     saved state (its counters); ``ValueError`` when it belongs to another contract or other sizes."""
     s = torch.load(path, map_location="cpu", weights_only=False)
-    if s.get("contract") != contract or s.get("sizes") != sizes(net):
+    saved = s.get("sizes", {"hidden": s.get("hidden"), "card_hidden": 0})  # states written before card heads
+    if s.get("contract") != contract or saved != sizes(net):
         raise ValueError(f"resume state {str(path)!r} belongs to another run (contract/sizes differ)")
     net.load_state_dict(s["net"])
     opt.load_state_dict(s["opt"])

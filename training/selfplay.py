@@ -20,7 +20,7 @@ from barbu_env.agents.heuristic import heuristic_action, rollout
 from barbu_env.agents.pimc import sample_world
 from barbu_env.engine import InfoState
 from barbu_env.engine.deal import DOUBLE, OVER, Deal, deal_hands
-from barbu_env.evaluation.boards import Board, Game, PlayFn, Seating
+from barbu_env.evaluation.boards import Board, Game, PlayFn, Seating, named_contract
 from barbu_env.observation import OBS_SIZE, encode
 from barbu_env.rules import Rules
 
@@ -224,10 +224,10 @@ def _subset(b: Batch, indices: list[int]) -> Batch:
 
 def start_deal(contract: str, rules: Rules, hands: list[int], declarer: int, rng: np.random.Generator,
                double_prob: float) -> Deal:  # fmt: skip
-    """A deal of ``contract`` ready for card play: the declarer's heuristic names the trump suit or
-    Fantan rank (R3.2), then each player takes a random legal double with probability ``double_prob``."""
-    deal = Deal.from_hands(hands, declarer, None, rules, available=(contract,))
-    deal.apply(heuristic_action(deal, declarer))
+    """A deal of ``contract`` ready for card play, set up as barbu-eval's boards are (so its observations are
+    theirs): the declarer's heuristic names the trump suit or Fantan rank (R3.2, ``named_contract``), then each
+    player takes a random legal double with probability ``double_prob``."""
+    deal = Deal.from_hands(hands, declarer, named_contract(contract, hands[declarer], rules), rules)
     while deal.phase == DOUBLE:
         legal = deal.legal_actions()
         a = legal[int(rng.integers(len(legal)))] if rng.random() < double_prob else DOUBLE_BASE

@@ -75,7 +75,7 @@ class NeuralAgent(Agent):
             raise ValueError(f"no checkpoint (*.pt) found in folder {str(p)!r}")
         self.nets: dict[str, Any] = {}
         self.meta: dict[str, dict[str, Any]] = {}
-        self._flat: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # per contract: its network for card_actions
+        self._flat: dict[str, tuple[np.ndarray, ...]] = {}  # per contract: its network for card_actions
         for f in files:
             net, ckpt = load_checkpoint(f)
             if ckpt["contract"] in self.nets:
@@ -116,15 +116,19 @@ class NeuralAgent(Agent):
         super().reset(seed)
         self.fallback.reset(seed)
 
-    def _logits(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The masked logits (float64 [n, A]) of ``net`` for n observations and masks, one forward pass;
-        ``ValueError`` where the rules' observation or action count is not the network's."""
+    def _check(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> None:
+        """``ValueError`` where the rules' observation or action count is not the network's."""
         if obs.shape[-1] != net.obs_size or mask.shape[-1] != net.num_actions:
             raise ValueError(
                 f"agent {self.spec!r}: its network reads {net.obs_size} observation entries and {net.num_actions} "
                 f"actions, these rules have {obs.shape[-1]} and {mask.shape[-1]} (a checkpoint plays the layout it "
                 "was trained on, layout(rules) and num_actions(rules): train one for these rules)"
             )
+
+    def _logits(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The masked logits (float64 [n, A]) of ``net`` for n observations and masks, one forward pass;
+        ``ValueError`` where the rules' observation or action count is not the network's."""
+        self._check(net, obs, mask)
         from ..nn import one_thread
 
         torch = self._torch
@@ -133,36 +137,39 @@ class NeuralAgent(Agent):
         return logits.numpy().astype(np.float64)
 
     def _choose(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> int:
+        """One decision by a torch pass: the greedy choice, or one drawn from the policy."""
         return masked_choice(self._logits(net, obs[None], mask[None])[0], mask, self.greedy, self.rng)
+
+    def _decide(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> int:
+        """One card decision of ``contract``'s network: greedy through :meth:`card_actions` (the compiled pass,
+        near ties by torch), else drawn from the policy (:meth:`_choose`)."""
+        if self.greedy:
+            return int(self.card_actions(contract, obs[None], mask[None])[0])
+        return self._choose(self._net(contract), obs, mask)
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The greedy choices (int64 [n]) of ``contract``'s network for n card decisions at once (observations
         float32 [n, OBS_SIZE], masks int8 [n, A], as ``VectorDeals.observe`` gives them): the actions
-        :meth:`choose` takes on the same observations. A plain MLP runs as one compiled pass over the rows
-        (:func:`barbu_env.vector.jit.policy.greedy_actions`, which skips zero inputs), a network with a card head as
-        one torch pass; their sums round differently from one-row torch passes in the last bits, so rows whose two
-        best legal logits are within :data:`TIE` (relative) are chosen again one row at a time, as :meth:`choose`
-        does. The batched form of ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
+        :meth:`choose` takes on the same observations. The network runs as one compiled pass over the rows
+        (:func:`barbu_env.vector.jit.policy.greedy_actions`, which skips zero inputs), whose sums round
+        differently from torch's in the last bits, so rows whose two best legal logits are within :data:`TIE`
+        (relative) are chosen again one row at a time by a torch pass. The batched form of
+        ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         net = self._net(contract)
+        from ..nn import flat_policy
+        from ..vector.jit import greedy_actions
+
+        flat = self._flat.get(contract)
+        if flat is None:
+            flat = self._flat[contract] = flat_policy(net)
+        self._check(net, obs, mask)
         n = obs.shape[0]
         obs, mask = np.ascontiguousarray(obs, np.float32), np.ascontiguousarray(mask, np.int8)
-        if net.card_head is not None:  # no compiled form: one torch pass over the rows
-            logits = np.where(mask.astype(bool), self._logits(net, obs, mask), -np.inf)
-            best = logits.argmax(1)
-            top2 = np.sort(logits, 1)[:, -2:]
-            near = top2[:, 1] - top2[:, 0] <= TIE * (1.0 + np.abs(top2[:, 1]))
-        else:
-            from ..nn import flat_policy
-            from ..vector.jit import greedy_actions
-
-            flat = self._flat.get(contract)
-            if flat is None:
-                flat = self._flat[contract] = flat_policy(net)
-            logits32 = np.empty((n, mask.shape[1]), np.float32)
-            best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
-            greedy_actions(obs, mask, *flat, TIE, logits32, best, near)
+        logits = np.empty((n, mask.shape[1]), np.float32)
+        best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
+        greedy_actions(obs, mask, *flat, TIE, logits, best, near)
         for i in np.flatnonzero(near):
             best[i] = self._choose(net, obs[i], mask[i])
         return best
@@ -193,14 +200,15 @@ class NeuralAgent(Agent):
         if net is None:
             return self.fallback.act(env, agent_name)
         o = env.observe(agent_name)
-        return self._choose(net, o["observation"], o["action_mask"])
+        return self._decide(deal.contract.name, o["observation"], o["action_mask"])
 
     def act_info(self, info: InfoState) -> int:
         """Engine-level play (no env): the observation of ``info.seat`` is encoded from a deal
         consistent with its information (an observation never depends on hidden cards)."""
         deal = info.view
         role = self._bidding_role(deal.phase)
-        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
+        contract = deal.contract.name if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else ""
+        net = self.nets.get(contract)
         if net is None and (role is None or self.learned is None):
             return self.fallback.act_info(info)
         full = info.sample(self.rng)
@@ -208,7 +216,7 @@ class NeuralAgent(Agent):
         mask[full.legal_actions()] = 1
         if role is not None and self.learned is not None:
             return self.learned.choose(role, encode(full, info.seat), mask)
-        return self._choose(net, encode(full, info.seat), mask)
+        return self._decide(contract, encode(full, info.seat), mask)
 
 
 def make_neural(path: str, seed: int | None = None, **options: Any) -> NeuralAgent:

@@ -143,12 +143,18 @@ def make_board(seed: int, contract_idx: int, contract: str, index: int, rules: R
         return Board(contract_idx, contract, index, contract, seed=int(board_seed(seed, index).generate_state(1)[0]))
     hands = deal_hands(np.random.default_rng(board_seed(seed, index)), rules)
     declarer = index % rules.players
-    text = contract
-    if contract == "trumps":
-        text = "trumps:" + SUITS[best_trump(hands[declarer])]
-    elif contract == "fantan":
-        text = "fantan:" + RANKS[best_fantan_rank(hands[declarer], rules.deck)]
+    text = named_contract(contract, hands[declarer], rules)
     return Board(contract_idx, contract, index, text, tuple(int(h) for h in hands), declarer)
+
+
+def named_contract(contract: str, hand: int, rules: Rules) -> str:
+    """The contract text a deal-mode board plays: Trumps and Fantan with the trump suit / start rank the heuristic
+    names for the declarer's ``hand`` (R3.2), other contracts as they are."""
+    if contract == "trumps":
+        return "trumps:" + SUITS[best_trump(hand)]
+    if contract == "fantan":
+        return "fantan:" + RANKS[best_fantan_rank(hand, rules.deck)]
+    return contract
 
 
 def make_boards(seed: int, contracts: Sequence[str], boards: int, rules: Rules) -> list[Board]:
