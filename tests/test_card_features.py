@@ -80,8 +80,9 @@ def test_compiled_card_head_is_the_torch_pass(contract: str) -> None:
     """The compiled kernel (``vector.jit.policy.greedy_actions`` on ``flat_policy``) gives the torch pass's logits
     of every legal action (to float32 rounding) and its argmax, on VectorDeals states of every trick position."""
     from barbu_env.vector import VectorDeals
-    from barbu_env.vector.jit import greedy_actions
+    from barbu_env.vector.jit import greedy_actions, policy
 
+    assert policy._F == len(CARD_FEATURES)  # the kernel's feature rows are as wide as the features it is given
     torch.manual_seed(2)
     net = PolicyNet(hidden=(64, 32), card_hidden=16).eval()
     for p in net.card_head.parameters():  # a trained-like head: scores of the size of the policy layer's
