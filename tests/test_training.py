@@ -101,6 +101,77 @@ def test_smoke_config_end_to_end(tmp_path: Path) -> None:
     assert torch.load(state, weights_only=False)["states"] >= done + 2000
 
 
+@pytest.mark.parametrize("contract", ["no_tricks", "trumps"])
+def test_learner_playout_policy_plays_the_networks_greedy_move(contract: str) -> None:
+    """``rollout: learner``: the playout policy is a frozen copy of the network (later training leaves it), its
+    moves the torch network's argmax on the learner's observations (the fixed-contract block set, R3.2)."""
+    from barbu_env.vector import VectorDeals, random_actions
+    from barbu_env.vector.encode import unpack_observations
+    from training.dmc_selfplay import apply_patch, fixed_contract_patch
+
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(32,), card_hidden=8).eval()
+    policy = rollout_q.LearnerPolicy(contract, Rules())
+    policy.load(net)
+    v = VectorDeals(contract, Rules(), batch=64, seed=3)
+    v.reset()
+    rng = np.random.default_rng(0)
+    patch = fixed_contract_patch(contract, Rules())
+    checked = 0
+    for _ in range(30):
+        bits, numeric, mask, seat = v.observe_packed()
+        card = (mask[:, :52].any(1)) & (seat >= 0)
+        if card.any():
+            obs = unpack_observations(bits[card], numeric[card])
+            got = policy.card_actions(contract, obs, mask[card])
+            apply_patch(bits, card, patch)
+            logits, _ = net(torch.from_numpy(unpack_observations(bits[card], numeric[card])),
+                            torch.from_numpy(mask[card]))  # fmt: skip
+            top2 = logits.topk(2, dim=1).values
+            clear = ((top2[:, 0] - top2[:, 1]) > 1e-4).numpy() | (mask[card].sum(1) == 1)
+            assert np.array_equal(got[clear], logits.argmax(1).numpy()[clear])
+            checked += int(clear.sum())
+        v.step(random_actions(mask, rng))
+    assert checked > 300
+    before = policy.card_actions(contract, obs, mask[card])
+    with torch.no_grad():
+        for param in net.parameters():
+            param.add_(torch.randn_like(param))
+    assert np.array_equal(policy.card_actions(contract, obs, mask[card]), before)
+
+
+def test_learner_rollouts_label_every_legal_move_with_the_policys_playout(tmp_path: Path) -> None:
+    """A tiny ``rollout: learner`` run trains; its labels are the seat's score after each legal move then the
+    frozen learner in every seat (``PolicyRollouts``), and they differ from the heuristic playouts' labels."""
+    from barbu_env.vector.policy_rollout import PolicyRollouts
+    from barbu_env.vector.rollout import Rollouts
+
+    cfg = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml",
+                      [f"out_dir={tmp_path / 'run'}", "contracts=[no_hearts]", "rollout=learner",
+                       "final_eval_deals=0", "card_hidden=8"])  # fmt: skip
+    assert set(rollout_q.train(cfg)) == {"no_hearts"}
+    torch.manual_seed(1)
+    net = PolicyNet(hidden=(32,), card_hidden=8).eval()
+    policy = rollout_q.LearnerPolicy("no_hearts", Rules())
+    policy.load(net)
+    lab = rollout_q.Labeller("no_hearts", Rules(), 32, np.random.default_rng(0), cfg.for_contract("no_hearts"), policy)
+    part = None
+    while part is None:
+        before = lab.env.state.data.copy()
+        bits, numeric, _, seat = lab.env.observe_packed()
+        part = lab.step(net, None)
+    games = [int(np.flatnonzero((bits == b).all(1) & (numeric == n).all(1))[0])
+             for b, n in zip(part["bits"], part["numeric"], strict=True)]  # fmt: skip
+    own, heur = [], []
+    for j, g in enumerate(games):
+        acts = np.flatnonzero(part["mask"][j])
+        rows = np.repeat(before[g : g + 1], acts.size, axis=0)
+        own.append(PolicyRollouts(lab.env.tables, policy).play_out(rows, acts)[:, seat[g]] / lab.scale)
+        heur.append(Rollouts(lab.env.tables).play_out(rows, acts, 1)[:, seat[g]] / lab.scale)
+        assert np.allclose(part["q"][j, acts].astype(np.float32), own[-1], atol=2e-3)
+    assert not np.allclose(np.concatenate(own), np.concatenate(heur), atol=2e-3)
+
+
 @pytest.mark.slow
 def test_ppo_smoke_run(tmp_path: Path) -> None:
     """training/ppo.py end to end on a tiny budget: imitation, PPO updates, checkpoint, resume."""
@@ -246,6 +317,7 @@ def test_every_shipped_config_loads_with_its_script(name: str) -> None:
         ("rules=no_such_preset", ["config rules", "unknown rules"]),
         ("per_contract={trumps: {states: x}}", ["config per_contract.trumps.states", "expected an integer"]),
         ("states", ["bad override 'states'", "key=value"]),
+        ("rollout=pimc", ["config rollout", "expected one of ['heuristic', 'learner']", "'pimc'"]),
     ],
 )
 def test_bad_config_values_name_the_key_and_what_is_allowed(override: str, words: list[str]) -> None:

@@ -78,6 +78,8 @@ RANGES: dict[str, tuple[float, float]] = {
     **dict.fromkeys(("lr", "clip", "max_grad_norm", "bc_temp"), (1e-12, INF)),
     **dict.fromkeys(("weight_decay", "bc_coef", "ent_coef", "vf_coef"), (0.0, INF)),
 }
+#: The allowed values of text settings that are a choice among names.
+CHOICES: dict[str, tuple[str, ...]] = {"rollout": ("heuristic", "learner")}
 
 
 def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:
@@ -151,6 +153,9 @@ def check_setting(name: str, value: Any, hint: Any) -> Any:
     if hint is str:
         if not isinstance(value, str):
             raise ValueError(f"config {name}: expected a text, got {value!r}")
+        choices = CHOICES.get(key)
+        if choices is not None and value not in choices:
+            raise ValueError(f"config {name}: expected one of {list(choices)}, got {value!r}")
         return value
     if hint not in (int, float):
         return value  # a type these checks do not know: left to the config class

@@ -20,7 +20,9 @@ card from per-card features, ``barbu_env.nn.card_features``). One round:
    target is the acting seat's deal score / |contract total|. The heuristic is deterministic, so one playout per
    move is that move's exact value in that world; the network, which sees only the observation, learns its
    average over the hidden cards as the states of play distribute them (PIMC's estimate, learned with the true
-   posterior and without its sampling noise).
+   posterior and without its sampling noise). With ``rollout: learner`` a frozen copy of the learner (refreshed
+   every round) plays every seat of the playouts instead (``vector.policy_rollout.PolicyRollouts``): the targets
+   are the learner's own move values, and learning them is a step of policy iteration.
 3. **learn**: minibatches drawn from a buffer of the last ``buffer`` labelled states, ``replay`` samples per new
    state; the loss is the MSE between the logits and the targets, both centred over the legal moves (only
    differences between moves matter to the argmax), plus the value head's MSE to the best move's target; each
@@ -60,7 +62,8 @@ from tqdm import tqdm
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
-from barbu_env.nn import PolicyNet, save_checkpoint
+from barbu_env.nn import PolicyNet, flat_policy, save_checkpoint
+from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.encode import unpack_observations
 from barbu_env.vector.worlds import resample_hands
@@ -130,25 +133,68 @@ class RolloutQConfig(CommonConfig):
     card_hidden: int = 0
     """Hidden units of the network's card head (``barbu_env.nn.card_features`` of each card scored by one small MLP
     shared by the 52 cards, added to the card's logit); 0: none, the plain MLP."""
+    rollout: str = "heuristic"
+    """Who plays every seat of the labelling playouts after the labelled move: ``heuristic`` (the compiled
+    heuristic: targets of one step of improvement over it) or ``learner`` (a frozen copy of the learner, refreshed
+    every round, greedy: policy iteration on the learner's own values; about 70 times the playout cost)."""
     workers: int = 1
     """Contracts trained at once, one process each (each with ``threads`` torch threads; the play and label phase
     of a process runs on one core)."""
 
 
 # ---------------------------------------------------------------------------- play and label
+class LearnerPolicy:
+    """The playout policy of ``rollout: learner`` (a ``vector.policy_rollout.CardPolicy``): a frozen copy of the
+    learner, greedy by the compiled pass (``vector.jit.greedy_actions``, near ties as it breaks them), its
+    observations' ``available`` block set as the learner's are (Trumps, Fantan: ``fixed_contract_patch``)."""
+
+    def __init__(self, contract: str, rules: Rules) -> None:
+        self.flat: tuple[np.ndarray, ...] | None = None
+        patch = fixed_contract_patch(contract, rules)
+        off, size = BLOCKS["available"]
+        self.block = slice(off, off + size)
+        self.available = None if patch is None else np.unpackbits(patch[1], bitorder="little")[self.block]
+
+    def load(self, net: PolicyNet) -> None:
+        """Copy ``net``'s weights (later training does not change this policy)."""
+        self.flat = flat_policy(net)
+
+    def _pass(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from barbu_env.vector.jit import greedy_actions
+
+        if self.flat is None:
+            raise RuntimeError("LearnerPolicy.load(net) must come before its first decision")
+        obs, mask = np.array(obs, np.float32), np.ascontiguousarray(mask, np.int8)
+        if self.available is not None:
+            obs[:, self.block] = self.available
+        n = obs.shape[0]
+        logits = np.empty((n, mask.shape[1]), np.float32)
+        best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
+        greedy_actions(obs, mask, *self.flat, 0.0, logits, best, near)
+        return best, logits
+
+    def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return self._pass(obs, mask)[0]
+
+    def card_logits(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return np.where(mask.astype(bool), self._pass(obs, mask)[1].astype(np.float64), -np.inf)
+
+
 class Labeller:
     """``num_games`` deals of one contract under one rules, seats played by role; labels sampled decisions."""
 
     def __init__(self, contract: str, rules: Rules, num_games: int, rng: np.random.Generator,
-                 cfg: RolloutQConfig) -> None:  # fmt: skip
+                 cfg: RolloutQConfig, policy: LearnerPolicy | None = None) -> None:  # fmt: skip
         from barbu_env.vector import VectorDeals, random_actions
+        from barbu_env.vector.policy_rollout import PolicyRollouts
         from barbu_env.vector.rollout import Rollouts
 
         self.random_actions = random_actions
         self.rng, self.B, self.cfg = rng, num_games, cfg
         self.scale = contract_scale(contract.split(":")[0], rules)
         self.env = VectorDeals(contract, rules, batch=num_games, seed=int(rng.integers(2**63)))
-        self.rollouts = Rollouts(self.env.tables)
+        self.by_policy = policy is not None
+        self.rollouts = PolicyRollouts(self.env.tables, policy) if policy else Rollouts(self.env.tables)
         self.patch = fixed_contract_patch(contract, rules)
         self.env.reset()
         self.roles = np.zeros((num_games, 4), np.int64)
@@ -192,7 +238,11 @@ class Labeller:
             per = np.repeat(np.arange(idx.size), counts[idx])  # the labelled state of each (state, move) pair
             acts = np.nonzero(mask[idx])[1]
             rows = np.concatenate([w[per] for w in worlds])
-            scores = self.rollouts.play_out(rows, np.tile(acts, cfg.worlds), cfg.rollout_threads)
+            first = np.tile(acts, cfg.worlds)
+            if self.by_policy:
+                scores = self.rollouts.play_out(rows, first)
+            else:
+                scores = self.rollouts.play_out(rows, first, cfg.rollout_threads)
             own = scores[np.arange(rows.shape[0]), np.tile(seat[idx][per], cfg.worlds)].reshape(cfg.worlds, -1)
             q = np.zeros((idx.size, NUM_ACTIONS), np.float32)
             q[per, acts] = own.mean(0) / self.scale
@@ -275,6 +325,7 @@ class Run:
         elif cfg.init:
             init_weights(self.net, cfg.init, contract)
         self.logger = Logger(self.dir, fresh=not self.resumed)
+        self.policy = LearnerPolicy(contract, self.rules) if cfg.rollout == "learner" else None
 
     # -- persistence
     _KEYS = ("states", "updates", "best", "wall", "next_eval", "next_snapshot", "pool")
@@ -344,9 +395,10 @@ class Run:
         n_doubled = round(cfg.num_games * cfg.doubled)
         plain = eval_rules(self.rules)
         doubling = self.rules if self.rules.doubling != "off" else self.rules.replace(doubling="classic")
-        out = [Labeller(self.contract, plain, cfg.num_games - n_doubled, self.rng, cfg)]
+        p = self.policy
+        out = [Labeller(self.contract, plain, cfg.num_games - n_doubled, self.rng, cfg, p)]
         if n_doubled:
-            out.append(Labeller(self.contract, doubling, n_doubled, self.rng, cfg))
+            out.append(Labeller(self.contract, doubling, n_doubled, self.rng, cfg, p))
         return out
 
     def train(self, seconds: float | None = None, position: int = 0) -> tuple[int, int, float]:
@@ -364,6 +416,8 @@ class Run:
         new = played_all = 0
         while self.states < cfg.states and (seconds is None or time.perf_counter() - start < seconds):
             t0 = time.time()
+            if self.policy is not None:
+                self.policy.load(self.net)
             if self.pool:
                 snap.load_state_dict(self.pool[int(self.rng.integers(len(self.pool)))])
             for lab in labellers:
