@@ -172,6 +172,25 @@ def test_learner_rollouts_label_every_legal_move_with_the_policys_playout(tmp_pa
     assert not np.allclose(np.concatenate(own), np.concatenate(heur), atol=2e-3)
 
 
+def test_pimc_evaluation_is_logged_and_selects_when_asked(tmp_path: Path) -> None:
+    """``eval_pimc``: each evaluation also plays barbu-eval's boards against PIMC (the logged margin is
+    barbu-eval's on the same boards and seed); ``select=pimc`` keeps the network by that margin."""
+    over = [f"out_dir={tmp_path / 'run'}", "contracts=[no_queens]", "final_eval_deals=0", "eval_pimc=2",
+            "select=pimc"]  # fmt: skip
+    with pytest.raises(ValueError, match=r"select=pimc \(no_queens\) needs eval_pimc > 0"):
+        rollout_q.train(load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml", [*over[:3], "select=pimc"]))
+    cfg = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml", over)
+    best = rollout_q.train(cfg)["no_queens"]
+    rows = [r.split(",") for r in (tmp_path / "run" / "no_queens" / "metrics.csv").read_text().splitlines()]
+    pimc = [float(r[4]) for r in rows if r[3] == "eval/margin_vs_pimc"]
+    assert len(pimc) >= 2
+    _, ckpt = load_checkpoint(best)
+    sel = ckpt["meta"]["selection_eval"]
+    assert sel["vs"] == "pimc" and sel["margin"] == max(pimc)
+    again = evaluate([str(best), "pimc"], contracts="no_queens", boards=2, seed=cfg.seed + 20_000)
+    assert again["contracts"]["no_queens"]["agents"][again["agents"][0]]["mean"] == sel["margin"]
+
+
 @pytest.mark.slow
 def test_ppo_smoke_run(tmp_path: Path) -> None:
     """training/ppo.py end to end on a tiny budget: imitation, PPO updates, checkpoint, resume."""

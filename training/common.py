@@ -79,7 +79,7 @@ RANGES: dict[str, tuple[float, float]] = {
     **dict.fromkeys(("weight_decay", "bc_coef", "ent_coef", "vf_coef"), (0.0, INF)),
 }
 #: The allowed values of text settings that are a choice among names.
-CHOICES: dict[str, tuple[str, ...]] = {"rollout": ("heuristic", "learner")}
+CHOICES: dict[str, tuple[str, ...]] = {"rollout": ("heuristic", "learner"), "select": ("heuristic", "pimc")}
 
 
 def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:
@@ -276,7 +276,8 @@ class Logger:
 
 
 def plot_curve(csv_path: Path, png: Path, title: str, x_label: str = "learner decisions") -> None:
-    """Learning curve: duplicate margin over the heuristic and points per deal vs the CSV's first column."""
+    """Learning curve: duplicate margins over the heuristic (and PIMC, where logged) and points per deal vs the
+    CSV's first column."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -287,6 +288,7 @@ def plot_curve(csv_path: Path, png: Path, title: str, x_label: str = "learner de
     rows = list(csv.DictReader(csv_path.open()))
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for key, label in (("eval/margin_vs_heuristic", "margin vs heuristic (eval)"),
+                       ("eval/margin_vs_pimc", "margin vs PIMC-16 (eval)"),
                        ("charts/points_per_deal", "points per deal (training)")):  # fmt: skip
         pts = [(float(r["decisions"]), float(r["value"])) for r in rows if r["metric"] == key]
         if pts:
