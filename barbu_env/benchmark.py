@@ -50,7 +50,9 @@ chance nodes are not counted) per second:
   learner decisions of Deep Monte-Carlo self-play trained (``training.dmc_selfplay``: 1024 games on
   ``VectorDeals``, collection and updates); ``train-rollout-q``: states labelled and trained by
   ``training.rollout_q`` (1024 games on ``VectorDeals``, every legal move of a labelled state played out by the
-  compiled heuristic, then the updates); the last two rows' note lines give every seat's decisions/s too.
+  compiled heuristic, then the updates); ``train-rollout-q-learner``: the same with ``rollout=learner`` (the
+  playouts by a frozen copy of the learner) and a 64-unit card head, as the shipped card play was last trained;
+  the last three rows' note lines give every seat's decisions/s too.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -109,6 +111,7 @@ ROWS = (
     "train-ppo-vector",
     "train-dmc-selfplay",
     "train-rollout-q",
+    "train-rollout-q-learner",
 )
 
 
@@ -426,20 +429,25 @@ def _train_dmc_selfplay(seconds: float) -> float:
     return trained / dt
 
 
-def _train_rollout_q(seconds: float) -> float:
-    import tempfile
+def _train_rollout_q(rollout: str, card_hidden: int, chunk: int) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        import tempfile
 
-    rq = _training("rollout_q")
-    with tempfile.TemporaryDirectory() as d:
-        cfg = rq.RolloutQConfig(contracts=["no_queens"], out_dir=d, states=10**12, eval_every=10**12, threads=1)
-        run = rq.Run(cfg, "no_queens", resume=False)
-        run.evaluate = lambda: {}  # no model selection inside the timed loop
-        run.train(seconds=0.1)  # compile / load the kernels before timing
-        states, played, dt = run.train(seconds=seconds)
-        run.logger.tb.close()
-    print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s; states labelled with every "
-          f"legal move's playout, {cfg.replay:g} samples trained per state, minibatch {cfg.minibatch})")  # fmt: skip
-    return states / dt
+        rq = _training("rollout_q")
+        with tempfile.TemporaryDirectory() as d:
+            cfg = rq.RolloutQConfig(contracts=["no_queens"], out_dir=d, states=10**12, eval_every=10**12, threads=1,
+                                    rollout=rollout, card_hidden=card_hidden, chunk=chunk)  # fmt: skip
+            run = rq.Run(cfg, "no_queens", resume=False)
+            run.evaluate = lambda: {}  # no model selection inside the timed loop
+            run.train(seconds=0.1)  # compile / load the kernels before timing
+            states, played, dt = run.train(seconds=seconds)
+            run.logger.tb.close()
+        print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s; states labelled with "
+              f"every legal move's playout by the {rollout}, {cfg.replay:g} samples trained per state, minibatch "
+              f"{cfg.minibatch}, card head {card_hidden})")  # fmt: skip
+        return states / dt
+
+    return run
 
 
 RUNNERS: dict[str, Callable[[float], float]] = {
@@ -477,7 +485,8 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "train-ppo-selfplay": _train_ppo("python"),
     "train-ppo-vector": _train_ppo("vector"),
     "train-dmc-selfplay": _train_dmc_selfplay,
-    "train-rollout-q": _train_rollout_q,
+    "train-rollout-q": _train_rollout_q("heuristic", 0, 65_536),
+    "train-rollout-q-learner": _train_rollout_q("learner", 64, 8_192),
 }
 #: (label, numerator row, denominator row, target ratio from the issue or None).
 RATIOS = (
@@ -504,6 +513,7 @@ RATIOS = (
     ("eval-random-batched / -python", "eval-random-batched", "eval-random-python", None),
     ("train-dmc-selfplay / ppo", "train-dmc-selfplay", "train-ppo-selfplay", None),
     ("train-rollout-q / dmc-selfplay", "train-rollout-q", "train-dmc-selfplay", None),
+    ("rollout-q-learner / -q", "train-rollout-q-learner", "train-rollout-q", None),
 )
 
 

@@ -191,6 +191,14 @@ def test_pimc_evaluation_is_logged_and_selects_when_asked(tmp_path: Path) -> Non
     assert again["contracts"]["no_queens"]["agents"][again["agents"][0]]["mean"] == sel["margin"]
 
 
+def test_select_last_keeps_the_runs_last_network(tmp_path: Path) -> None:
+    cfg = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml",
+                      [f"out_dir={tmp_path}", "contracts=[trumps]", "final_eval_deals=0", "select=last"])  # fmt: skip
+    _, ckpt = load_checkpoint(rollout_q.train(cfg)["trumps"])
+    done = torch.load(tmp_path / "trumps" / "state.pt", weights_only=False)["states"]
+    assert ckpt["meta"]["states"] == done >= cfg.states and ckpt["meta"]["selection_eval"]["select"] == "last"
+
+
 @pytest.mark.slow
 def test_ppo_smoke_run(tmp_path: Path) -> None:
     """training/ppo.py end to end on a tiny budget: imitation, PPO updates, checkpoint, resume."""

@@ -138,7 +138,8 @@ class RolloutQConfig(CommonConfig):
     (16 samples, barbu-eval's harness, seats rotated, doubling off): the curve against search (about 0.1 s of
     one core per board)."""
     select: str = "heuristic"
-    """The margin that picks ``best.pt``: ``heuristic`` or ``pimc`` (needs ``eval_pimc`` > 0)."""
+    """What picks ``best.pt``: the best margin over the ``heuristic`` or ``pimc`` (needs ``eval_pimc`` > 0), or
+    the ``last`` network evaluated (the run's end)."""
     rollout: str = "heuristic"
     """Who plays every seat of the labelling playouts after the labelled move: ``heuristic`` (the compiled
     heuristic: targets of one step of improvement over it) or ``learner`` (a frozen copy of the learner, refreshed
@@ -384,18 +385,19 @@ class Run:
 
     def evaluate(self) -> dict[str, float]:
         """Duplicate margins over the heuristic (and PIMC, if ``eval_pimc``) on the selection boards; keep the best
-        network by the ``select`` margin."""
+        network by ``select``."""
         cfg = self.cfg
         mean, half, boards = vector_margin(self.net, self.contract, self.rules, cfg.eval_boards, cfg.seed + 10_000)
         row = {"eval/margin_vs_heuristic": mean, "eval/ci95": half}
         if cfg.eval_pimc:
             row |= self.pimc_margin()
-        score = row["eval/margin_vs_pimc" if cfg.select == "pimc" else "eval/margin_vs_heuristic"]
-        if score > self.best:
+        vs_pimc = cfg.select == "pimc"
+        score, ci = (row["eval/margin_vs_pimc"], row["eval/pimc_ci95"]) if vs_pimc else (mean, half)
+        if score > self.best or cfg.select == "last":
             self.best = score
             meta = {"states": self.states, "updates": self.updates, "wall_s": round(self.wall, 1),
-                    "selection_eval": {"vs": cfg.select, "boards": cfg.eval_pimc if cfg.select == "pimc" else boards,
-                                       "margin": score, "ci95": row.get("eval/pimc_ci95", half)},
+                    "selection_eval": {"vs": "pimc" if vs_pimc else "heuristic", "select": cfg.select,
+                                       "boards": cfg.eval_pimc if vs_pimc else boards, "margin": score, "ci95": ci},
                     "evaluation": row}  # fmt: skip
             save_checkpoint(self.dir / "best.pt", self.net, self.contract, dataclasses.asdict(self.cfg), meta)
         row["eval/best"] = self.best
@@ -497,8 +499,14 @@ def train_contract(cfg: RolloutQConfig, contract: str, resume: bool) -> Path:
     run = Run(cfg.for_contract(contract), contract, resume)
     run.train(position=cfg.contracts.index(contract) % cfg.workers)
     path = run.finish()
-    print(f"{contract:12s} best duplicate margin vs heuristic during training: {run.best:+.2f} points/deal "
-          f"({run.states} labelled states, {run.wall:.0f} s)", flush=True)  # fmt: skip
+    c = run.cfg
+    kept = {
+        "heuristic": "best duplicate margin vs heuristic",
+        "pimc": f"best margin vs PIMC-16 ({c.eval_pimc} boards)",
+        "last": "last network's margin vs heuristic",
+    }[c.select]
+    print(f"{contract:12s} {kept} during training: {run.best:+.2f} points/deal ({run.states} labelled states, "
+          f"{run.wall:.0f} s)", flush=True)  # fmt: skip
     return path
 
 
