@@ -207,6 +207,22 @@ def flat_policy(net: PolicyNet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return np.concatenate(parts), np.array(layout, np.int64), card, card_sizes
 
 
+def compiled_greedy(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray,
+                    tie: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """``(best int64 [n], near bool [n], logits float32 [n, A])`` of the compiled greedy pass
+    (:func:`barbu_env.vector.jit.policy.greedy_actions`) of a :func:`flat_policy` network over n observations
+    (float32 [n, OBS_SIZE]) and masks (int8 [n, A]): the first legal action of the largest logit, whether the two
+    largest legal logits lie within ``tie`` (relative), and the logits."""
+    from .vector.jit import greedy_actions
+
+    obs, mask = np.ascontiguousarray(obs, np.float32), np.ascontiguousarray(mask, np.int8)
+    n = obs.shape[0]
+    logits = np.empty((n, mask.shape[1]), np.float32)
+    best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
+    greedy_actions(obs, mask, *flat, tie, logits, best, near)
+    return best, near, logits
+
+
 def save_checkpoint(path: str | Path, net: PolicyNet, contract: str, config: dict[str, Any],
                     meta: dict[str, Any] | None = None) -> None:  # fmt: skip
     """Write ``net`` with everything needed to rebuild and check it (see the module docstring)."""

@@ -62,7 +62,7 @@ from tqdm import tqdm
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
-from barbu_env.nn import PolicyNet, flat_policy, save_checkpoint
+from barbu_env.nn import PolicyNet, compiled_greedy, flat_policy, save_checkpoint
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.encode import unpack_observations
@@ -167,17 +167,12 @@ class LearnerPolicy:
         self.flat = flat_policy(net)
 
     def _pass(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        from barbu_env.vector.jit import greedy_actions
-
         if self.flat is None:
             raise RuntimeError("LearnerPolicy.load(net) must come before its first decision")
-        obs, mask = np.array(obs, np.float32), np.ascontiguousarray(mask, np.int8)
         if self.available is not None:
+            obs = np.array(obs, np.float32)
             obs[:, self.block] = self.available
-        n = obs.shape[0]
-        logits = np.empty((n, mask.shape[1]), np.float32)
-        best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
-        greedy_actions(obs, mask, *self.flat, 0.0, logits, best, near)
+        best, _, logits = compiled_greedy(self.flat, obs, mask, 0.0)
         return best, logits
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

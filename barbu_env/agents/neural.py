@@ -158,18 +158,13 @@ class NeuralAgent(Agent):
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         net = self._net(contract)
-        from ..nn import flat_policy
-        from ..vector.jit import greedy_actions
+        from ..nn import compiled_greedy, flat_policy
 
         flat = self._flat.get(contract)
         if flat is None:
             flat = self._flat[contract] = flat_policy(net)
         self._check(net, obs, mask)
-        n = obs.shape[0]
-        obs, mask = np.ascontiguousarray(obs, np.float32), np.ascontiguousarray(mask, np.int8)
-        logits = np.empty((n, mask.shape[1]), np.float32)
-        best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
-        greedy_actions(obs, mask, *flat, TIE, logits, best, near)
+        best, near, _ = compiled_greedy(flat, obs, mask, TIE)
         for i in np.flatnonzero(near):
             best[i] = self._choose(net, obs[i], mask[i])
         return best
