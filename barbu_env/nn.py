@@ -164,15 +164,17 @@ class PolicyNet(nn.Module):
         self.card_hidden = card_hidden
 
     def scores(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(logits of every action, value)``, unmasked."""
+        """``(logits of every action, value)``, unmasked (an illegal card's logit without the card head's score)."""
         z = self.trunk(obs)
         logits = self.policy(z)
-        if self.card_head is not None:
+        if self.card_head is not None:  # scored for the legal cards only, as the compiled pass does
             head = self.card_head
-            h = head["state"](z)[:, None, :] + head["card"](card_features(obs, mask).transpose(1, 2))
-            h = h + head["identity"](CARD_IDENTITY.to(h.dtype))
-            cards = head["out"](torch.relu(h)).squeeze(-1)
-            logits = torch.cat([logits[:, :52] + cards, logits[:, 52:]], 1)
+            rows, cards = (mask[:, :52] != 0).nonzero(as_tuple=True)
+            features = card_features(obs, mask)[rows, :, cards]  # [legal pairs, features]
+            h = head["state"](z)[rows] + head["card"](features) + head["identity"](CARD_IDENTITY.to(z.dtype))[cards]
+            score = head["out"](torch.relu(h)).squeeze(-1)
+            extra = torch.zeros(obs.shape[0], 52, dtype=logits.dtype).index_put((rows, cards), score)
+            logits = torch.cat([logits[:, :52] + extra, logits[:, 52:]], 1)
         return logits, self.value(z).squeeze(-1)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
