@@ -321,7 +321,13 @@ def _pimc(samples: int, rollouts: str, rollout: str = "heuristic") -> Callable[[
             raise NotInstalled(str(e)) from None
         rules = Rules()
         rng = np.random.default_rng(0)
-        agent.act_deal(Deal.random(rng, 1, "no_hearts", rules))  # load (or compile) the kernels before timing
+        agent.act_deal(Deal.random(rng, 1, "no_hearts", rules))  # a bidding decision: its rng draws kept
+        warm = np.random.default_rng(1)  # load (or compile) the kernels before timing: a card decision a contract
+        for c in CONTRACTS:
+            d = Deal.random(warm, 0, c, rules)
+            while d.phase not in (2, 3):
+                d.apply(heuristic_action(d, d.to_move))
+            agent.act_deal(d)
         n, k, spent = 0, 0, 0.0
         while spent < seconds:
             d = Deal.random(rng, k & 3, CONTRACTS[k % 7], rules)
