@@ -34,6 +34,16 @@ chance nodes are not counted) per second:
   equivalent cards) in heuristic deals of the 7 contracts; counts those decisions per second of PIMC time
   (1000 / rate = ms per decision). ``pimc-nn-16``: ``pimc:rollout=checkpoints`` (16 samples), the rollouts
   played by the shipped ``checkpoints/`` networks (greedy, needs torch; one torch thread), the same decisions.
+- ``nn-single``: the shipped ``checkpoints/`` networks (greedy, needs torch; one torch thread) one decision at a
+  time as an env user asks for it: ``env(mode="deal")``, the 7 contracts round-robin, classic doubling,
+  ``player_0`` the agent and the other seats the heuristic; counts ``agent.act(env, "player_0")`` (the
+  observation encoded from the env, the compiled greedy pass, near ties redone by torch) per second of that
+  call, for the decisions the PIMC rows count (card play with more than one class of equivalent cards).
+  ``nn-batched``: the same networks over batches (``NeuralAgent.card_actions``, the compiled pass over the rows,
+  near ties redone by torch) of ``VectorDeals`` states, 1024 games of each of the 7 contracts (doubling off)
+  stepped by the compiled heuristic; counts the rows with more than one legal move per second of
+  ``observe()`` plus ``card_actions``. The ratio rows ``nn-single / pimc-16`` and ``nn-batched / pimc-16``
+  give how many times cheaper a network decision is than a PIMC-16 one (the issue's target: 100).
 - ``eval-python`` / ``eval-batched``: duplicate evaluation (``barbu_env.evaluation``), heuristic vs 3 heuristics
   (4 seatings a board), the 7 classic contracts' boards interleaved, doubling off (``barbu-eval``'s deal-mode
   default): through the env one game at a time (``engine=python``, one process) / on the batched engine
@@ -67,7 +77,7 @@ import random
 import time
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -100,6 +110,8 @@ ROWS = (
     "pimc-16",
     "pimc-128",
     "pimc-nn-16",
+    "nn-single",
+    "nn-batched",
     "eval-python",
     "eval-batched",
     "eval-nn-python",
@@ -309,7 +321,13 @@ def _pimc(samples: int, rollouts: str, rollout: str = "heuristic") -> Callable[[
             raise NotInstalled(str(e)) from None
         rules = Rules()
         rng = np.random.default_rng(0)
-        agent.act_deal(Deal.random(rng, 1, "no_hearts", rules))  # load (or compile) the kernels before timing
+        agent.act_deal(Deal.random(rng, 1, "no_hearts", rules))  # a bidding decision: its rng draws kept
+        warm = np.random.default_rng(1)  # load (or compile) the kernels before timing: a card decision a contract
+        for c in CONTRACTS:
+            d = Deal.random(warm, 0, c, rules)
+            while d.phase not in (2, 3):
+                d.apply(heuristic_action(d, d.to_move))
+            agent.act_deal(d)
         n, k, spent = 0, 0, 0.0
         while spent < seconds:
             d = Deal.random(rng, k & 3, CONTRACTS[k % 7], rules)
@@ -324,6 +342,88 @@ def _pimc(samples: int, rollouts: str, rollout: str = "heuristic") -> Callable[[
                 else:
                     a = heuristic_action(d, seat)
                 d.apply(a)
+        return n / spent
+
+    return run
+
+
+def _checkpoints_agent() -> Any:
+    """The shipped ``checkpoints/`` agent (greedy), torch on one thread, each network's compiled form built and
+    the kernel loaded; :class:`NotInstalled` without torch or the folder."""
+    from .actions import NUM_ACTIONS
+    from .agents import make
+    from .observation import OBS_SIZE
+
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+        agent = make("checkpoints", seed=0)
+    except (ImportError, ValueError) as e:
+        raise NotInstalled(str(e)) from None
+    mask = np.zeros((1, NUM_ACTIONS), np.int8)
+    mask[0, :2] = 1
+    for contract in agent.nets:  # load (or compile) the kernel and flatten every network before timing
+        agent.card_actions(contract, np.zeros((1, OBS_SIZE), np.float32), mask)
+    return agent
+
+
+def _nn_single(seconds: float) -> float:
+    from . import env
+    from .agents import make
+    from .agents.pimc import candidate_moves
+    from .engine.deal import FANTAN_PLAY, PLAY
+
+    agent = _checkpoints_agent()
+    other = make("heuristic", seed=0)
+    e = env(mode="deal")
+    n, k, spent = 0, 0, 0.0
+    while spent < seconds:
+        e.reset(seed=k, options={"contract": CONTRACTS[k % 7]})
+        k += 1
+        for name in e.agent_iter():
+            _obs, _r, term, trunc, _info = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            d = e.unwrapped.deal
+            if name == "player_0" and d.phase in (PLAY, FANTAN_PLAY) and len(
+                    candidate_moves(d, 0, d.legal_actions())) > 1:  # fmt: skip
+                t0 = time.perf_counter()
+                a = agent.act(e, name)
+                spent += time.perf_counter() - t0
+                n += 1
+            else:
+                a = other.act(e, name)
+            e.step(a)
+    return n / spent
+
+
+def _nn_batched(batch: int) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        from .rules import Rules
+        from .vector import VectorDeals
+
+        agent = _checkpoints_agent()
+        games = [(c.split(":")[0], VectorDeals(c, Rules(doubling="off"), batch=batch, seed=i))
+                 for i, c in enumerate(CONTRACTS)]  # fmt: skip
+        for _, v in games:
+            v.reset()
+        n, spent = 0, 0.0
+        while spent < seconds:
+            for contract, v in games:
+                t0 = time.perf_counter()
+                obs, mask, _ = v.observe()
+                spent += time.perf_counter() - t0
+                rows = mask.sum(1) > 1
+                obs, mask = obs[rows], mask[rows]
+                t0 = time.perf_counter()
+                agent.card_actions(contract, obs, mask)
+                spent += time.perf_counter() - t0
+                n += len(obs)
+                v.step(v.heuristic_actions())
+        print(f"{'':18s} (B={batch} games of each of {len(games)} contracts, doubling off: decisions with a choice "
+              f"per second of observe() and card_actions)")  # fmt: skip
         return n / spent
 
     return run
@@ -475,6 +575,8 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "pimc-16": _pimc(16, "compiled"),
     "pimc-128": _pimc(128, "compiled"),
     "pimc-nn-16": _pimc(16, "compiled", "checkpoints"),
+    "nn-single": _nn_single,
+    "nn-batched": _nn_batched(1024),
     "eval-python": _evaluation("python", "heuristic"),
     "eval-batched": _evaluation("batched", "heuristic"),
     "eval-nn-python": _evaluation("python", "checkpoints"),
@@ -508,6 +610,8 @@ RATIOS = (
     ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
     ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
     ("pimc-16 / pimc-nn-16", "pimc-16", "pimc-nn-16", None),
+    ("nn-single / pimc-16", "nn-single", "pimc-16", 100.0),
+    ("nn-batched / pimc-16", "nn-batched", "pimc-16", 100.0),
     ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
     ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),
     ("eval-random-batched / -python", "eval-random-batched", "eval-random-python", None),

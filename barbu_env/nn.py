@@ -214,7 +214,8 @@ def compiled_greedy(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndar
     """``(best int64 [n], near bool [n], logits float32 [n, A])`` of the compiled greedy pass
     (:func:`barbu_env.vector.jit.policy.greedy_actions`) of a :func:`flat_policy` network over n observations
     (float32 [n, OBS_SIZE]) and masks (int8 [n, A]): the first legal action of the largest logit, whether the two
-    largest legal logits lie within ``tie`` (relative), and the logits."""
+    largest legal logits lie within ``tie`` (relative), and the logits of the legal actions (-inf for the illegal
+    ones, which the pass does not compute)."""
     from .vector.jit import greedy_actions
 
     obs, mask = np.ascontiguousarray(obs, np.float32), np.ascontiguousarray(mask, np.int8)

@@ -1,20 +1,23 @@
 """A policy network's greedy card choices as a kernel: :func:`greedy_actions` (``nn.PolicyNet``'s trunk and
 policy head over a batch of observations, skipping zero inputs).
 
-An observation row holds about 150 non-zero entries of 1228 and most hidden units are zero after a ReLU, so
-each layer adds up only the weight rows of its non-zero inputs (``float32``, the bias first, then the inputs in
-ascending order). The sums are those of a dense forward pass up to float32 rounding; callers that need the
-choices of a reference pass redo the rows :func:`greedy_actions` flags as near ties
-(``agents.neural.NeuralAgent.card_actions``).
+An observation row holds about 130 non-zero entries of 1228 and most hidden units are zero after a ReLU, so
+each layer adds up only the weight rows of its non-zero inputs, listed once per row without a branch per entry
+(:func:`_nonzero`, :func:`_positive`). Every sum is taken in ``float32`` term by term: the bias first, then the
+inputs in ascending order (:func:`_add_rows` adds four weight rows per pass over the outputs, each output's sum
+still in that order; no ``fastmath``). The sums are those of a dense forward pass up to float32 rounding; callers
+that need the choices of a reference pass redo the rows :func:`greedy_actions` flags as near ties
+(``agents.neural.NeuralAgent.card_actions``). The policy layer is summed for the legal actions only: the logits
+of the illegal ones are not computed and left at -inf (no caller reads them).
 
 The network travels as two arrays: ``weights`` (float32, per layer its transposed weight ``[n_in, n_out]``
 then its bias) and ``layout`` (int64 ``[L, 3]``: per layer the offset of its weights in ``weights``,
 ``n_in``, ``n_out``); every layer but the last is followed by a ReLU. A card head (``nn.PolicyNet(card_hidden=k)``)
 travels as ``card`` (float32: its state layer's transposed weight ``[width, k]`` and bias, its feature layer's
 transposed weight ``[F, k]`` and bias, the identity rows ``[52, k]``, the output weight ``[k]`` and bias) and
-``card_sizes`` (int64 ``[width, k, F]``); empty arrays when there is none. The head scores the legal cards only
-(from :func:`_card_features`, the per-card features of ``nn.card_features``), so the logits of illegal cards are
-the policy layer's.
+``card_sizes`` (int64 ``[width, k, F]``); empty arrays when there is none. The head scores the legal cards only,
+from their features (:func:`_card_features`, those of ``nn.card_features``; the trick's state they share once per
+row, :func:`_trick_state`). The features count cards of 0/1 observation entries, exactly in any order.
 """
 
 from __future__ import annotations
@@ -30,87 +33,154 @@ _TRUMP, _VOID, _FANTAN = (BLOCKS[b][0] for b in ("trump", "void", "fantan_playab
 _F = 17
 
 
+#: Scratch entries of :func:`_trick_state`.
+_S = 24
+
+
 @helper
-def _card_features(obs: np.ndarray, mask: np.ndarray, i: int, f: np.ndarray) -> None:
-    """``f`` (float32 [52, 17]): row i's features of every card, in ``nn.CARD_FEATURES`` order."""
-    x = obs[i]
-    trick_any = np.zeros(52, np.float32)
+def _trick_state(x: np.ndarray, nzx: np.ndarray, m: int, s: np.ndarray) -> None:
+    """What every card's features of observation ``x`` share (``nzx[:m]``: the positions of its non-zero
+    entries, ascending), into ``s`` (float32 [_S]): per suit q, whether the leader played it (``s[q]``), the
+    highest rank of it in the trick (``s[4 + q]``, -1: none), the seats still to play this trick that may hold it
+    (``s[8 + q]``), own and unseen cards of it (``s[12 + q]``, ``s[16 + q]``); then whether the trick is trumped
+    (``s[20]``), its cards (``s[21]``) and whether it is empty (``s[22]``). Sums skip the zero entries only, so
+    they are those of every entry in order."""
+    lead, top, later, own, unseen = s[0:4], s[4:8], s[8:12], s[12:16], s[16:20]
+    lead[:] = 0.0
+    top[:] = -1.0
+    later[:] = 0.0
+    own[:] = 0.0
+    unseen[:] = 0.0
     in_trick = 0.0
-    lead = np.zeros(4, np.float32)
-    for r in range(4):
-        lr = x[_LEADER + r]
-        for c in range(52):
-            v = x[_TRICK + 52 * r + c]
-            trick_any[c] += v
-            in_trick += v
-            if lr != 0.0 and v != 0.0:
-                lead[c // 13] = 1.0
     trumped = 0.0
-    top = np.full(4, -1, np.int64)  # highest rank of each suit in the trick
-    for c in range(52):
-        if trick_any[c] != 0.0:
+    for t in range(m):
+        e = nzx[t]
+        if _HAND <= e < _HAND + 52:
+            own[(e - _HAND) // 13] += x[e]
+        elif _UNSEEN <= e < _UNSEEN + 52:
+            unseen[(e - _UNSEEN) // 13] += x[e]
+        elif _TRICK <= e < _TRICK + 208:
+            r, c = (e - _TRICK) // 52, (e - _TRICK) % 52
+            in_trick += x[e]
+            if x[_LEADER + r] != 0.0:
+                lead[c // 13] = 1.0
             if x[_TRUMP + c // 13] != 0.0:
                 trumped = 1.0
-            top[c // 13] = max(top[c // 13], c % 13)
-    empty = 1.0 if in_trick == 0.0 else 0.0
-    later = np.zeros(4, np.float32)  # per suit: seats still to play this trick that may hold it
+            top[c // 13] = max(top[c // 13], np.float32(c % 13))
     for r in range(1, 4):
         if r <= 3 - in_trick:
-            for s in range(4):
-                later[s] += 1.0 - x[_VOID + 4 * r + s]
-    for s in range(4):
-        own = unseen = 0.0
-        for k in range(13):
-            own += x[_HAND + 13 * s + k]
-            unseen += x[_UNSEEN + 13 * s + k]
-        win = trumped * x[_TRUMP + s] + (1.0 - trumped) * lead[s]
-        hi_u = unseen
-        hi_o = own
-        lo_u = lo_o = 0.0
-        for k in range(13):
-            c = 13 * s + k
-            hi_u -= x[_UNSEEN + c]
-            hi_o -= x[_HAND + c]
-            higher = 1.0 if top[s] > k else 0.0
-            beats = min(1.0, empty + win * (1.0 - higher) + x[_TRUMP + s] * (1.0 - trumped) * (1.0 - empty))
-            row = f[c]
-            row[0], row[1], row[2], row[3] = x[_HAND + c], x[_UNSEEN + c], np.float32(mask[i, c]), x[_FANTAN + c]
-            row[4], row[5], row[6] = x[_TRUMP + s], lead[s], win
-            row[7], row[8], row[9], row[10] = hi_u / 13.0, lo_u / 13.0, hi_o / 13.0, lo_o / 13.0
-            row[11], row[12], row[13], row[14] = own / 13.0, unseen / 13.0, beats, higher
-            row[15], row[16] = in_trick / 3.0, later[s] / 3.0
-            lo_u += x[_UNSEEN + c]
-            lo_o += x[_HAND + c]
+            for q in range(4):
+                later[q] += 1.0 - x[_VOID + 4 * r + q]
+    s[20], s[21], s[22] = trumped, in_trick, 1.0 if in_trick == 0.0 else 0.0
 
 
 @helper
-def _forward(obs: np.ndarray, i: int, weights: np.ndarray, layout: np.ndarray, a: np.ndarray, b: np.ndarray,
-             out: np.ndarray) -> None:  # fmt: skip
-    """Row i of ``out`` (float32 [n, A]): the logits of row i of ``obs``; ``a``, ``b``: scratch vectors."""
+def _card_features(x: np.ndarray, legal: float, c: int, s: np.ndarray, f: np.ndarray) -> None:
+    """``f`` (float32 [17]): card c's features (``nn.CARD_FEATURES`` order) in observation ``x``, ``legal`` its
+    mask entry, ``s`` the row's :func:`_trick_state`."""
+    q, k = c // 13, c % 13
+    trumped, in_trick, empty = s[20], s[21], s[22]
+    own, unseen = np.float64(s[12 + q]), np.float64(s[16 + q])
+    win = trumped * x[_TRUMP + q] + (1.0 - trumped) * s[q]
+    hi_u, hi_o, lo_u, lo_o = unseen, own, 0.0, 0.0
+    for r in range(k):
+        hi_u -= x[_UNSEEN + 13 * q + r]
+        hi_o -= x[_HAND + 13 * q + r]
+        lo_u += x[_UNSEEN + 13 * q + r]
+        lo_o += x[_HAND + 13 * q + r]
+    hi_u -= x[_UNSEEN + c]
+    hi_o -= x[_HAND + c]
+    higher = 1.0 if s[4 + q] > k else 0.0
+    beats = min(1.0, empty + win * (1.0 - higher) + x[_TRUMP + q] * (1.0 - trumped) * (1.0 - empty))
+    f[0], f[1], f[2], f[3] = x[_HAND + c], x[_UNSEEN + c], legal, x[_FANTAN + c]
+    f[4], f[5], f[6] = x[_TRUMP + q], s[q], win
+    f[7], f[8], f[9], f[10] = hi_u / 13.0, lo_u / 13.0, hi_o / 13.0, lo_o / 13.0
+    f[11], f[12], f[13], f[14] = own / 13.0, unseen / 13.0, beats, higher
+    f[15], f[16] = in_trick / 3.0, s[8 + q] / 3.0
+
+
+@helper
+def _nonzero(x: np.ndarray, idx: np.ndarray) -> int:
+    """``idx[:m]``: the positions of ``x``'s non-zero entries, ascending; returns m (no branch per entry)."""
+    m = 0
+    for j in range(x.shape[0]):
+        idx[m] = j
+        m += x[j] != 0.0
+    return m
+
+
+@helper
+def _positive(y: np.ndarray, idx: np.ndarray) -> int:
+    """``idx[:m]``: the positions of ``y``'s positive entries (the non-zero ones after a ReLU), ascending;
+    returns m (no branch per entry)."""
+    m = 0
+    for j in range(y.shape[0]):
+        idx[m] = j
+        m += y[j] > 0.0
+    return m
+
+
+@helper
+def _add_rows(w: np.ndarray, x: np.ndarray, idx: np.ndarray, m: int, y: np.ndarray) -> None:
+    """``y`` += ``x[c] * w[c]`` for c in ``idx[:m]``, added in that order (float32); four weight rows per pass
+    over ``y``, each entry's sum still taken term by term."""
+    n = y.shape[0]
+    t = 0
+    while t + 4 <= m:
+        c0, c1, c2, c3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
+        v0, v1, v2, v3 = x[c0], x[c1], x[c2], x[c3]
+        r0, r1, r2, r3 = w[c0], w[c1], w[c2], w[c3]
+        for j in range(n):
+            y[j] = (((y[j] + v0 * r0[j]) + v1 * r1[j]) + v2 * r2[j]) + v3 * r3[j]
+        t += 4
+    while t < m:
+        v, r = x[idx[t]], w[idx[t]]
+        for j in range(n):
+            y[j] += v * r[j]
+        t += 1
+
+
+@helper
+def _forward(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int, weights: np.ndarray,
+             layout: np.ndarray, acc: np.ndarray, idx: np.ndarray, out: np.ndarray) -> int:  # fmt: skip
+    """``out[i, j]`` (float32 [n, A]) for every legal action j of row i: its policy logit; the other entries
+    -inf. ``nzx[:m]``: the positions of the non-zero entries of ``obs[i]``, ascending; ``acc`` (float32 [2,
+    widest layer]): hidden layer k's output goes to ``acc[k % 2]``; ``idx`` (int64 [widest layer]): the positions
+    of a hidden layer's positive outputs, those of the trunk's output on return (with hidden layers); returns how
+    many inputs the policy layer has that are not zero."""
     n_layers = layout.shape[0]
+    x = obs[i]
+    nz, li = m, nzx
     for k in range(n_layers):
         off, n_in, n_out = layout[k, 0], layout[k, 1], layout[k, 2]
-        w = weights[off : off + n_in * n_out].reshape((n_in, n_out))  # 2-D: the inner loop vectorises
+        w = weights[off : off + n_in * n_out].reshape((n_in, n_out))  # 2-D: the inner loops vectorise
         bias = weights[off + n_in * n_out : off + n_in * n_out + n_out]
-        x = obs[i] if k == 0 else (b if k % 2 == 0 else a)
-        y = out[i] if k == n_layers - 1 else (a if k % 2 == 0 else b)
-        for j in range(n_out):
-            y[j] = bias[j]
-        for c in range(n_in):
-            v = x[c]
-            if v != 0.0:
-                for j in range(n_out):
-                    y[j] += v * w[c, j]
         if k < n_layers - 1:
-            for j in range(n_out):
-                if y[j] < 0.0:
-                    y[j] = 0.0
+            y = acc[k % 2, :n_out]
+            y[:] = bias
+            _add_rows(w, x, li, nz, y)
+            x, li = y, idx
+            nz = _positive(y, idx)
+            continue
+        row = out[i]  # the policy layer: the legal actions' sums only
+        for j in range(n_out):
+            if mask[i, j]:
+                s = bias[j]
+                for t in range(nz):
+                    s += x[li[t]] * w[li[t], j]
+                row[j] = s
+            else:
+                row[j] = -np.inf
+    return nz
 
 
 @helper
-def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, z: np.ndarray, card: np.ndarray, sizes: np.ndarray,
-               f: np.ndarray, h0: np.ndarray, h: np.ndarray, out: np.ndarray) -> None:  # fmt: skip
-    """Add the card head's score to ``out[i, c]`` for every legal card c of row i (``z``: the trunk's output)."""
+def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int, z: np.ndarray, zi: np.ndarray,
+               nz: int, card: np.ndarray, sizes: np.ndarray, f: np.ndarray, fi: np.ndarray, s: np.ndarray,
+               h0: np.ndarray, h: np.ndarray, out: np.ndarray) -> None:  # fmt: skip
+    """Add the card head's score to ``out[i, c]`` for every legal card c of row i (``nzx[:m]``: the positions of
+    the non-zero entries of ``obs[i]``; ``z``: the trunk's output, ``zi[:nz]`` the positions of its non-zero
+    entries, both ascending; ``f``: float32 [17], ``fi``: int64 [17], ``s``: float32 [_S] scratch)."""
     width, k, nf = sizes[0], sizes[1], sizes[2]
     ws = card[: width * k].reshape((width, k))
     o = width * k
@@ -126,25 +196,19 @@ def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, z: np.ndarray, card: n
     bo = card[o + k]
     for j in range(k):
         h0[j] = bs[j] + bc[j]
-    for u in range(width):
-        v = z[u]
-        if v != 0.0:
-            for j in range(k):
-                h0[j] += v * ws[u, j]
-    _card_features(obs, mask, i, f)
+    _add_rows(ws, z, zi, nz, h0)
+    x = obs[i]
+    _trick_state(x, nzx, m, s)
     for c in range(52):
         if mask[i, c]:
+            _card_features(x, np.float32(mask[i, c]), c, s, f)
+            ic = ident[c]
             for j in range(k):
-                h[j] = h0[j] + ident[c, j]
-            for q in range(nf):
-                v = f[c, q]
-                if v != 0.0:
-                    for j in range(k):
-                        h[j] += v * wc[q, j]
+                h[j] = h0[j] + ic[j]
+            _add_rows(wc, f, fi, _nonzero(f, fi), h)
             score = bo
-            for j in range(k):
-                if h[j] > 0.0:
-                    score += h[j] * wo[j]
+            for j in range(k):  # a ReLU unit at 0 adds a zero: the sum of the positive units, in order
+                score += max(h[j], np.float32(0.0)) * wo[j]
             out[i, c] += score
 
 
@@ -153,24 +217,30 @@ def greedy_actions(obs: np.ndarray, mask: np.ndarray, weights: np.ndarray, layou
                    card_sizes: np.ndarray, tie: float, logits: np.ndarray, best: np.ndarray,
                    near: np.ndarray) -> None:  # fmt: skip
     """For each row i of ``obs`` (float32 [n, OBS_SIZE]) and ``mask`` (int8 [n, A]): ``logits[i]`` (float32
-    [n, A]) the network's logits (illegal cards: without the card head), ``best[i]`` the first legal action of the
-    largest logit and ``near[i]`` whether the two largest legal logits lie within ``tie * (1 + |largest|)``
-    (compared in float64)."""
-    width = 1
-    for k in range(layout.shape[0]):
-        width = max(width, layout[k, 2])
-    a = np.empty(width, np.float32)
-    b = np.empty(width, np.float32)
+    [n, A]) the network's logits of the legal actions (the illegal ones are not computed: -inf), ``best[i]`` the
+    first legal action of the largest logit (-1 where none is legal) and ``near[i]`` whether the two largest legal
+    logits lie within ``tie * (1 + |largest|)`` (compared in float64)."""
     n_layers = layout.shape[0]
+    width = 1
+    for k in range(n_layers):
+        width = max(width, layout[k, 2])
+    acc = np.empty((2, width), np.float32)
+    nzx = np.empty(obs.shape[1], np.int64)
+    idx = np.empty(width, np.int64)
     k = card_sizes[1] if card.size else 1
-    f = np.empty((52, _F), np.float32)
+    f = np.empty(_F, np.float32)
+    fi = np.empty(_F, np.int64)
+    s = np.empty(_S, np.float32)
     h0 = np.empty(k, np.float32)
     h = np.empty(k, np.float32)
     for i in range(obs.shape[0]):
-        _forward(obs, i, weights, layout, a, b, logits)
-        if card.size:  # the last layer's input (the trunk's output) is in b or a, as _forward alternates them
-            z = obs[i] if n_layers == 1 else (b if (n_layers - 1) % 2 == 0 else a)
-            _card_head(obs, mask, i, z, card, card_sizes, f, h0, h, logits)
+        m = _nonzero(obs[i], nzx)
+        nz = _forward(obs, mask, i, nzx, m, weights, layout, acc, idx, logits)
+        if card.size:  # the trunk's output: the last hidden layer's (acc[n_layers % 2]), or the observation
+            if n_layers > 1:
+                _card_head(obs, mask, i, nzx, m, acc[n_layers % 2], idx, nz, card, card_sizes, f, fi, s, h0, h, logits)
+            else:
+                _card_head(obs, mask, i, nzx, m, obs[i], nzx, nz, card, card_sizes, f, fi, s, h0, h, logits)
         top, second, arg = -np.inf, -np.inf, -1
         for j in range(mask.shape[1]):
             if mask[i, j]:

@@ -1,0 +1,119 @@
+"""The compiled greedy pass (``vector.jit.policy.greedy_actions`` on ``nn.flat_policy``) against torch and against
+its own definition: the legal actions' logits summed term by term, the illegal ones -inf, the first legal argmax
+and the near-tie flag."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from barbu_env.nn import PolicyNet, flat_policy
+from barbu_env.rules import Rules
+
+TIE = 1e-4
+
+
+def _states(contracts: list[str], steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks of ``VectorDeals`` games (classic rules: doubling decisions too) played by the
+    heuristic, every ``steps``-th step's rows of every contract."""
+    from barbu_env.vector import VectorDeals
+
+    obs, masks = [], []
+    for i, contract in enumerate(contracts):
+        v = VectorDeals(contract, Rules(), batch=16, seed=20 + i)
+        v.reset()
+        for step in range(56):
+            o, m, _ = v.observe()
+            if step % steps == 0:
+                obs.append(o.copy())
+                masks.append(m.copy())
+            v.step(v.heuristic_actions())
+    return np.concatenate(obs), np.concatenate(masks)
+
+
+def _kernel(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, ...]:
+    from barbu_env.vector.jit import greedy_actions
+
+    n = len(obs)
+    logits = np.full((n, mask.shape[1]), np.nan, np.float32)
+    best, near = np.full(n, -2, np.int64), np.zeros(n, np.bool_)
+    greedy_actions(obs, mask, *flat, TIE, logits, best, near)
+    return logits, best, near
+
+
+def _sequential(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The logits of the legal actions (-inf elsewhere) of a network without a card head, each layer's sums taken
+    in float32 term by term: its bias, then ``x[c] * w[c]`` for each non-zero input c, ascending."""
+    weights, layout = flat[0], flat[1]
+    out = np.full(mask.shape, -np.inf, np.float32)
+    for i in range(len(obs)):
+        x = obs[i]
+        for k, (off, n_in, n_out) in enumerate(layout):
+            w = weights[off : off + n_in * n_out].reshape(n_in, n_out)
+            y = weights[off + n_in * n_out : off + n_in * n_out + n_out].copy()
+            for c in np.flatnonzero(x):
+                y = y + x[c] * w[c]
+            x = np.maximum(y, np.float32(0.0)) if k < len(layout) - 1 else y
+        legal = mask[i] != 0
+        out[i, legal] = x[legal]
+    return out
+
+
+@pytest.fixture(scope="module")
+def states() -> tuple[np.ndarray, np.ndarray]:
+    return _states(["no_queens", "trumps:H", "fantan:J", "no_last_two"], 5)
+
+
+@pytest.mark.parametrize("hidden", [(64, 32), (48,), ()])
+def test_logits_are_the_sums_in_order(states, hidden: tuple[int, ...]) -> None:
+    """Without a card head, the kernel's legal logits are exactly (bit for bit) the float32 sums taken in its
+    documented order, with 0, 1 and 2 hidden layers; the illegal ones are -inf."""
+    torch.manual_seed(3)
+    flat = flat_policy(PolicyNet(hidden=hidden).eval())
+    obs, mask = states
+    logits, _, _ = _kernel(flat, obs, mask)
+    want = _sequential(flat, obs, mask)
+    np.testing.assert_array_equal(logits, want)
+
+
+@pytest.mark.parametrize("card_hidden", [0, 16])
+@pytest.mark.parametrize("hidden", [(64, 32), ()])
+def test_kernel_is_the_torch_pass(states, hidden: tuple[int, ...], card_hidden: int) -> None:
+    """Legal logits equal torch's to float32 rounding, illegal ones are -inf; ``best`` is the first legal action
+    of the largest logit and torch's argmax wherever the row is not a near tie; ``near`` is the documented test on
+    the two largest legal logits; a row alone gives what it gives in the batch."""
+    torch.manual_seed(4)
+    net = PolicyNet(hidden=hidden, card_hidden=card_hidden).eval()
+    if net.card_head is not None:  # a trained-like head: scores of the size of the policy layer's
+        for p in net.card_head.parameters():
+            torch.nn.init.normal_(p, std=0.3)
+    flat = flat_policy(net)
+    obs, mask = states
+    logits, best, near = _kernel(flat, obs, mask)
+    with torch.no_grad():
+        want = net(torch.from_numpy(obs), torch.from_numpy(mask))[0].numpy()
+    legal = mask.astype(bool)
+    np.testing.assert_allclose(logits[legal], want[legal], rtol=1e-4, atol=1e-4)
+    assert np.all(logits[~legal] == -np.inf)
+    masked = np.where(legal, logits.astype(np.float64), -np.inf)
+    np.testing.assert_array_equal(best, masked.argmax(1))
+    top2 = -np.sort(-masked, 1)[:, :2]
+    np.testing.assert_array_equal(near, top2[:, 0] - top2[:, 1] <= TIE * (1 + np.abs(top2[:, 0])))
+    sure = ~near
+    assert sure.sum() > 0.9 * len(obs)
+    np.testing.assert_array_equal(best[sure], want.argmax(1)[sure])
+    for i in range(0, len(obs), 37):
+        one = _kernel(flat, obs[i : i + 1], mask[i : i + 1])
+        for got, batch in zip(one, (logits, best, near), strict=True):
+            np.testing.assert_array_equal(got[0], batch[i])
+
+
+def test_no_legal_action_gives_minus_one() -> None:
+    """A row without a legal action: every logit -inf, ``best`` -1."""
+    torch.manual_seed(5)
+    flat = flat_policy(PolicyNet(hidden=(16,), card_hidden=4).eval())
+    obs, mask = _states(["no_hearts"], 50)
+    mask[0] = 0
+    logits, best, _ = _kernel(flat, obs[:2], mask[:2])
+    assert best[0] == -1 and np.all(logits[0] == -np.inf) and best[1] >= 0
