@@ -60,8 +60,9 @@ chance nodes are not counted) per second:
   learner decisions of Deep Monte-Carlo self-play trained (``training.dmc_selfplay``: 1024 games on
   ``VectorDeals``, collection and updates); ``train-rollout-q``: states labelled and trained by
   ``training.rollout_q`` (1024 games on ``VectorDeals``, every legal move of a labelled state played out by the
-  compiled heuristic, then the updates); ``train-rollout-q-learner``: the same with ``rollout=learner`` (the
-  playouts by a frozen copy of the learner) and a 64-unit card head, as the shipped card play was last trained;
+  compiled heuristic, then the updates; a 64-unit card head, as ``make train``); ``train-rollout-q-learner``: the
+  same with ``rollout=learner`` (the playouts by a frozen copy of the learner), as the shipped card play was last
+  trained;
   the last three rows' note lines give every seat's decisions/s too.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
@@ -587,7 +588,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "train-ppo-selfplay": _train_ppo("python"),
     "train-ppo-vector": _train_ppo("vector"),
     "train-dmc-selfplay": _train_dmc_selfplay,
-    "train-rollout-q": _train_rollout_q("heuristic", 0, 65_536),
+    "train-rollout-q": _train_rollout_q("heuristic", 64, 65_536),
     "train-rollout-q-learner": _train_rollout_q("learner", 64, 8_192),
 }
 #: (label, numerator row, denominator row, target ratio from the issue or None).

@@ -137,3 +137,15 @@ def test_resampled_worlds_keep_what_the_seat_on_move_knows(contract):
     assert (new[:, other] == rows[:, other]).all()
     assert (old_h != new_h).any(1).mean() > 0.5  # most rows get another deal
     assert (resample_hands(rows, np.random.default_rng(0)) == new).all()  # a function of the generator
+
+
+def test_imitation_weight_falls_to_bc_final_over_bc_states():
+    """The warm start's weight: ``bc_coef`` at the start, linear to ``bc_final`` at ``bc_states``, then held."""
+    from training.rollout_q import imitation_weight
+
+    cfg = load_config(RolloutQConfig, None, ["bc_coef=1.0", "bc_final=0.01", "bc_states=1000"])
+    assert imitation_weight(cfg, 0) == 1.0
+    assert imitation_weight(cfg, 500) == pytest.approx(0.505)
+    assert imitation_weight(cfg, 1000) == imitation_weight(cfg, 5000) == pytest.approx(0.01)
+    with pytest.raises(ValueError, match="bc_final"):
+        load_config(RolloutQConfig, None, ["bc_final=-1"])

@@ -116,7 +116,11 @@ class RolloutQConfig(CommonConfig):
     """Labelled states between duplicate evaluations against the heuristic (model selection, resume state)."""
     bc_coef: float = 0.0
     """Weight, at the start, of the cross-entropy of softmax(``bc_temp`` x logits) over the legal moves towards the
-    compiled heuristic's move (a warm start by imitation); it falls linearly to 0 over the first ``bc_states``."""
+    compiled heuristic's move (a warm start by imitation); it falls linearly to ``bc_final`` over the first
+    ``bc_states``. Its gradients are hundreds of times the Q loss's (centred move values differ by a few hundredths
+    of the contract total): while the weight is above about 0.01 the network imitates rather than improves."""
+    bc_final: float = 0.0
+    """Imitation weight after ``bc_states`` (a weak prior towards the heuristic's move; 0: Q regression alone)."""
     bc_temp: float = 50.0
     """Inverse temperature turning the logits into the imitation term's probabilities."""
     bc_states: int = 500_000
@@ -300,6 +304,12 @@ def holdout(net: PolicyNet, part: dict[str, np.ndarray]) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------- training
+def imitation_weight(cfg: RolloutQConfig, states: int) -> float:
+    """The imitation term's weight after ``states`` labelled states: ``bc_coef`` falling linearly to ``bc_final``
+    over the first ``bc_states``, then ``bc_final``."""
+    return cfg.bc_final + (cfg.bc_coef - cfg.bc_final) * max(0.0, 1 - states / max(cfg.bc_states, 1))
+
+
 class Run:
     """Training of one contract: play and label, learn, model selection, logging, resume."""
 
@@ -350,7 +360,7 @@ class Run:
         lr = cfg.lr * (1 - (1 - cfg.lr_final) * min(self.states / max(cfg.states, 1), 1.0))
         for group in self.opt.param_groups:
             group["lr"] = lr
-        bc = cfg.bc_coef * max(0.0, 1 - self.states / max(cfg.bc_states, 1))
+        bc = imitation_weight(cfg, self.states)
         stats: dict[str, list[float]] = {"losses/q_mse": [], "losses/value_mse": []}
         self.net.train()
         for _ in range(max(1, samples // cfg.minibatch)):
