@@ -78,12 +78,14 @@ import random
 import time
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from pettingzoo import AECEnv
+
+    from .agents.neural import NeuralAgent
 
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S", "fantan:7")
 ROWS = (
@@ -348,7 +350,7 @@ def _pimc(samples: int, rollouts: str, rollout: str = "heuristic") -> Callable[[
     return run
 
 
-def _checkpoints_agent() -> Any:
+def _checkpoints_agent() -> NeuralAgent:
     """The shipped ``checkpoints/`` agent (greedy), torch on one thread, each network's compiled form built and
     the kernel loaded; :class:`NotInstalled` without torch or the folder."""
     from .actions import NUM_ACTIONS
@@ -358,10 +360,14 @@ def _checkpoints_agent() -> Any:
     try:
         import torch
 
+        from .agents.neural import NeuralAgent
+
         torch.set_num_threads(1)
         agent = make("checkpoints", seed=0)
     except (ImportError, ValueError) as e:
         raise NotInstalled(str(e)) from None
+    if not isinstance(agent, NeuralAgent):
+        raise NotInstalled(f"'checkpoints' made a {type(agent).__name__}, not a NeuralAgent")
     mask = np.zeros((1, NUM_ACTIONS), np.int8)
     mask[0, :2] = 1
     for contract in agent.nets:  # load (or compile) the kernel and flatten every network before timing
