@@ -117,3 +117,33 @@ def test_no_legal_action_gives_minus_one() -> None:
     mask[0] = 0
     logits, best, _ = _kernel(flat, obs[:2], mask[:2])
     assert best[0] == -1 and np.all(logits[0] == -np.inf) and best[1] >= 0
+
+
+def test_shipped_networks_stay_well_inside_the_tie_band() -> None:
+    """On the shipped networks of the seven contracts the compiled logits differ from a one-row torch pass's (the
+    reference ``NeuralAgent.card_actions`` redoes near ties with) by under a tenth of ``agents.neural.TIE``
+    relative to ``1 + |largest legal logit|``: a row outside the band cannot change its argmax."""
+    from barbu_env.agents import make
+    from barbu_env.agents.neural import TIE as AGENT_TIE
+    from barbu_env.nn import compiled_greedy
+    from barbu_env.vector import VectorDeals
+
+    agent = make("checkpoints")
+    for i, contract in enumerate(["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S",
+                                  "fantan:7"]):  # fmt: skip
+        name = contract.split(":")[0]
+        net = agent.nets[name]
+        v = VectorDeals(contract, Rules(doubling="off"), batch=24, seed=40 + i)
+        v.reset()
+        worst = 0.0
+        for step in range(48):
+            obs, mask, _ = v.observe()
+            if step % 3 == 0:
+                _, _, logits = compiled_greedy(flat_policy(net), obs, mask, AGENT_TIE)
+                for r in np.flatnonzero(mask.sum(1) > 1):
+                    legal = mask[r].astype(bool)
+                    ref = agent._logits(net, obs[r : r + 1], mask[r : r + 1])[0][legal]
+                    dev = np.abs(logits[r][legal].astype(np.float64) - ref).max() / (1 + abs(ref.max()))
+                    worst = max(worst, dev)
+            v.step(v.heuristic_actions())
+        assert 0 < worst < AGENT_TIE / 10, (name, worst)
