@@ -30,6 +30,7 @@ from barbu_env.nn import PolicyNet, save_checkpoint  # noqa: E402
 from barbu_env.observation import encode  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
 from barbu_env.vector.policy_rollout import MAX_STEPS, PolicyRollouts  # noqa: E402
+from barbu_env.vector.rollout import row_of_deal  # noqa: E402
 from barbu_env.vector.tables import build_tables  # noqa: E402
 
 CONTRACTS = ("no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan")
@@ -46,14 +47,17 @@ def nets(tmp_path_factory) -> Path:
     return folder
 
 
-def reference_score(policy, view: Deal, world: list[int], action: int, seat: int) -> int:
-    """``seat``'s deal score after ``action`` then ``policy`` in every seat, on a ``Deal`` clone, move by move:
-    each choice from ``encode(deal, seat on move)`` and the legal actions, one row at a time."""
+def reference_score(policy, view: Deal, world: list[int], action: int, seat: int, only: int | None = None) -> int:
+    """``seat``'s deal score after ``action`` then ``policy`` in every seat (in seat ``only`` if given, the
+    heuristic in the others), on a ``Deal`` clone, move by move: each choice from ``encode(deal, seat on move)``
+    and the legal actions, one row at a time."""
     d = view.clone()
     d.hands = list(world)
     d._legal = None
     d.apply(action)
     for _ in range(MAX_STEPS):
+        while only is not None and d.phase != OVER and d.to_move != only:
+            d.apply(heuristic_action(d, d.to_move))
         if d.phase == OVER:
             break
         mask = np.zeros(NUM_ACTIONS, np.int8)
@@ -101,6 +105,29 @@ def test_policy_rollouts_equal_reference(nets, options):
         np.testing.assert_array_equal(got, want, err_msg=f"{d!r} seat {seat}")
         compared += got.size
     assert compared > 40
+
+
+def test_policy_in_one_seat_heuristic_in_the_others(nets):
+    """``play_out(..., seats)``: the policy plays the card decisions of the seats marked for each game, the
+    heuristic the others' (R5, R7), as the reference plays them move by move; every seat marked is the default."""
+    rules = Rules()
+    policy = agents.make(str(nets))
+    ro = PolicyRollouts(build_tables(rules), policy)
+    compared = 0
+    for d in mid_deals(rules, 7, seed=11, contracts=MID_CONTRACTS):
+        seat, legal = d.to_move, d.legal_actions()
+        rows = np.repeat(row_of_deal(d, ro.t)[None], len(legal), axis=0)
+        seats = np.zeros((len(legal), 4), bool)
+        seats[:, seat] = True
+        got = ro.play_out(rows, np.array(legal), seats)[:, seat]
+        want = [reference_score(policy, d, d.hands, a, seat, only=seat) for a in legal]
+        np.testing.assert_array_equal(got, want, err_msg=f"{d!r} seat {seat}")
+        every = ro.play_out(rows, np.array(legal), np.ones((len(legal), 4), bool))
+        np.testing.assert_array_equal(every, ro.play_out(rows, np.array(legal)))
+        compared += len(legal)
+    assert compared > 20
+    with pytest.raises(ValueError, match=r"seats must be a bool array of shape \(2, 4\)"):
+        ro.play_out(np.repeat(rows[:1], 2, axis=0), np.array(legal[:1] * 2), np.ones((2, 3), bool))
 
 
 def test_log_likelihoods_equal_reference(nets):

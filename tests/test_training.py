@@ -140,14 +140,16 @@ def test_learner_playout_policy_plays_the_networks_greedy_move(contract: str) ->
     assert np.array_equal(policy.card_actions(contract, obs, mask[card]), before)
 
 
-def test_learner_rollouts_label_every_legal_move_with_the_policys_playout(tmp_path: Path) -> None:
-    """A tiny ``rollout: learner`` run trains; its labels are the seat's score after each legal move then the
-    frozen learner in every seat (``PolicyRollouts``), and they differ from the heuristic playouts' labels."""
+@pytest.mark.parametrize("rollout", ["learner", "learner_seat"])
+def test_learner_rollouts_label_every_legal_move_with_the_policys_playout(tmp_path: Path, rollout: str) -> None:
+    """A tiny ``rollout: learner`` (``learner_seat``) run trains; its labels are the seat's score after each legal
+    move then the frozen learner in every seat (in the labelled seat, the heuristic in the others:
+    ``PolicyRollouts.play_out``'s ``seats``), and they differ from the heuristic playouts' labels."""
     from barbu_env.vector.policy_rollout import PolicyRollouts
     from barbu_env.vector.rollout import Rollouts
 
     cfg = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml",
-                      [f"out_dir={tmp_path / 'run'}", "contracts=[no_hearts]", "rollout=learner",
+                      [f"out_dir={tmp_path / 'run'}", "contracts=[no_hearts]", f"rollout={rollout}",
                        "final_eval_deals=0", "card_hidden=8"])  # fmt: skip
     assert set(rollout_q.train(cfg)) == {"no_hearts"}
     torch.manual_seed(1)
@@ -166,7 +168,10 @@ def test_learner_rollouts_label_every_legal_move_with_the_policys_playout(tmp_pa
     for j, g in enumerate(games):
         acts = np.flatnonzero(part["mask"][j])
         rows = np.repeat(before[g : g + 1], acts.size, axis=0)
-        own.append(PolicyRollouts(lab.env.tables, policy).play_out(rows, acts)[:, seat[g]] / lab.scale)
+        seats = np.zeros((acts.size, 4), bool)
+        seats[:, seat[g]] = True
+        by = seats if rollout == "learner_seat" else None
+        own.append(PolicyRollouts(lab.env.tables, policy).play_out(rows, acts, by)[:, seat[g]] / lab.scale)
         heur.append(Rollouts(lab.env.tables).play_out(rows, acts, 1)[:, seat[g]] / lab.scale)
         assert np.allclose(part["q"][j, acts].astype(np.float32), own[-1], atol=2e-3)
     assert not np.allclose(np.concatenate(own), np.concatenate(heur), atol=2e-3)

@@ -79,7 +79,10 @@ RANGES: dict[str, tuple[float, float]] = {
     **dict.fromkeys(("weight_decay", "bc_coef", "bc_final", "ent_coef", "vf_coef"), (0.0, INF)),
 }
 #: The allowed values of text settings that are a choice among names.
-CHOICES: dict[str, tuple[str, ...]] = {"rollout": ("heuristic", "learner"), "select": ("heuristic", "pimc", "last")}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "rollout": ("heuristic", "learner", "learner_seat"),
+    "select": ("heuristic", "pimc", "last"),
+}
 
 
 def load_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:

@@ -145,9 +145,11 @@ class RolloutQConfig(CommonConfig):
     """What picks ``best.pt``: the best margin over the ``heuristic`` or ``pimc`` (needs ``eval_pimc`` > 0), or
     the ``last`` network evaluated (the run's end)."""
     rollout: str = "heuristic"
-    """Who plays every seat of the labelling playouts after the labelled move: ``heuristic`` (the compiled
-    heuristic: targets of one step of improvement over it) or ``learner`` (a frozen copy of the learner, refreshed
-    every round, greedy: policy iteration on the learner's own values; about 70 times the playout cost)."""
+    """Who plays the labelling playouts after the labelled move: ``heuristic`` (the compiled heuristic in every
+    seat: targets of one step of improvement over it), ``learner`` (a frozen copy of the learner, refreshed every
+    round, greedy, in every seat: policy iteration on the learner's own values; about 70 times the playout cost)
+    or ``learner_seat`` (that copy in the labelled seat, the compiled heuristic in the other three: the learner's
+    own values against heuristic opponents, as it is trained with ``p_heuristic`` 1)."""
     workers: int = 1
     """Contracts trained at once, one process each (each with ``threads`` torch threads; the play and label phase
     of a process runs on one core)."""
@@ -246,7 +248,11 @@ class Labeller:
             rows = np.concatenate([w[per] for w in worlds])
             first = np.tile(acts, cfg.worlds)
             if self.by_policy:
-                scores = self.rollouts.play_out(rows, first)
+                seats = None
+                if cfg.rollout == "learner_seat":
+                    seats = np.zeros((rows.shape[0], 4), bool)
+                    seats[np.arange(rows.shape[0]), np.tile(seat[idx][per], cfg.worlds)] = True
+                scores = self.rollouts.play_out(rows, first, seats)
             else:
                 scores = self.rollouts.play_out(rows, first, cfg.rollout_threads)
             own = scores[np.arange(rows.shape[0]), np.tile(seat[idx][per], cfg.worlds)].reshape(cfg.worlds, -1)
@@ -337,7 +343,7 @@ class Run:
         elif cfg.init:
             init_weights(self.net, cfg.init, contract)
         self.logger = Logger(self.dir, fresh=not self.resumed)
-        self.policy = LearnerPolicy(contract, self.rules) if cfg.rollout == "learner" else None
+        self.policy = LearnerPolicy(contract, self.rules) if cfg.rollout != "heuristic" else None
 
     # -- persistence
     _KEYS = ("states", "updates", "best", "wall", "next_eval", "next_snapshot", "pool")

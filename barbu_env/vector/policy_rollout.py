@@ -93,14 +93,18 @@ class PolicyRollouts:
         first = np.tile(np.asarray(actions, I64), w)
         return self.play_out(rows, first)[:, seat].reshape(w, a)
 
-    def play_out(self, rows: np.ndarray, first: np.ndarray) -> np.ndarray:
+    def play_out(self, rows: np.ndarray, first: np.ndarray, seats: np.ndarray | None = None) -> np.ndarray:
         """``int64 [G, 4]``: every seat's deal score (R8.1) after ``first[g]`` (legal for the seat on move) from each
         game row of ``rows`` (``int64 [G, NUM_COLUMNS]``, rows of ``State.data`` in any phase, true hands), then
         every card decision (R5, R7) by the policy, grouped by each game's contract (one ``card_actions`` call per
-        contract per step), and every declaration and doubling decision (R3, R6) by the compiled heuristic. A game
-        whose policy has taken :data:`MAX_STEPS` card decisions is finished by the heuristic. ``rows`` is left
-        unchanged; the policy must cover every contract reached."""
+        contract per step), and every declaration and doubling decision (R3, R6) by the compiled heuristic. With
+        ``seats`` (bool ``[G, 4]``) only the card decisions of game g's seats s with ``seats[g, s]`` are the
+        policy's, the others' the compiled heuristic's. A game whose policy has taken :data:`MAX_STEPS` card
+        decisions is finished by the heuristic. ``rows`` is left unchanged; the policy must cover every contract
+        reached."""
         n = rows.shape[0]
+        if seats is not None and np.shape(seats) != (n, 4):
+            raise ValueError(f"seats must be a bool array of shape ({n}, 4), one row per game: got {np.shape(seats)}")
         v = self._load(np.asarray(rows, I64))
         act = np.zeros(v.batch, I64)
         act[:n] = first
@@ -112,6 +116,8 @@ class PolicyRollouts:
                 break
             phase = v.state.phase
             by_policy = live & ((phase == PLAY) | (phase == FANTAN_PLAY)) & (cards < MAX_STEPS)
+            if seats is not None:
+                by_policy[:n] &= seats[np.arange(n), np.maximum(v.seat[:n], 0)]
             by_heuristic = live & ~by_policy
             act[:] = 0
             if by_heuristic.any():
