@@ -516,3 +516,26 @@ def test_init_weights_and_resume_state_refuse_another_contract_or_sizes(tmp_path
     assert s["states"] == 7 and again.random() == draw
     with pytest.raises(ValueError, match=r"state\.pt' belongs to another run"):
         load_resume(tmp_path / "state.pt", "trumps", other, opt, again)
+
+
+def test_ema_weights_are_evaluated_saved_and_resumed(tmp_path: Path) -> None:
+    """``ema``: the moving average of the weights (decay per update) is the network saved as ``best.pt`` and
+    resumed from ``state.pt``; the trained weights go on separately."""
+    from barbu_env.nn import load_checkpoint
+
+    over = [f"out_dir={tmp_path}", "contracts=[no_queens]", "final_eval_deals=0", "select=last", "ema=0.5"]
+    cfg = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml", over)
+    best = rollout_q.train(cfg)["no_queens"]
+    state = torch.load(tmp_path / "no_queens" / "state.pt", weights_only=False)
+    ema = {k.removeprefix("module."): v for k, v in state["ema"].items() if k.startswith("module.")}
+    net, _ = load_checkpoint(best)
+    saved = net.state_dict()
+    assert saved.keys() == state["net"].keys() == ema.keys()
+    for k in saved:
+        torch.testing.assert_close(saved[k].float(), ema[k].half().float())
+    assert any(not torch.allclose(ema[k], state["net"][k]) for k in ema)
+    assert state["ema"]["n_averaged"] == state["updates"]
+    longer = load_config(RolloutQConfig, ROOT / "configs" / "smoke.yaml", [*over, "states=4500"])
+    rollout_q.train(longer, resume=True)
+    again = torch.load(tmp_path / "no_queens" / "state.pt", weights_only=False)
+    assert again["ema"]["n_averaged"] == again["updates"] > state["updates"]

@@ -56,6 +56,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
 # numba's OpenMP pool busy-waits beside torch's OpenMP runtime; the workqueue layer does not (set before numba loads)
@@ -150,6 +151,10 @@ class RolloutQConfig(CommonConfig):
     round, greedy, in every seat: policy iteration on the learner's own values; about 70 times the playout cost)
     or ``learner_seat`` (that copy in the labelled seat, the compiled heuristic in the other three: the learner's
     own values against heuristic opponents, as it is trained with ``p_heuristic`` 1)."""
+    ema: float = 0.0
+    """If > 0, the decay per update of an exponential moving average of the network's weights
+    (``torch.optim.swa_utils``): the average is what is evaluated, selected and saved, while the learner plays and
+    labels with the trained weights. 0: no average."""
     workers: int = 1
     """Contracts trained at once, one process each (each with ``threads`` torch threads; the play and label phase
     of a process runs on one core)."""
@@ -328,6 +333,7 @@ class Run:
         self.rng = np.random.default_rng([cfg.seed, SEVEN.index(contract)])
         self.net = PolicyNet(hidden=tuple(cfg.hidden), card_hidden=cfg.card_hidden)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.ema: AveragedModel | None = None
         self.pool: list[dict[str, torch.Tensor]] = []
         self.states = self.updates = 0
         self.best, self.wall = -float("inf"), 0.0
@@ -342,6 +348,10 @@ class Run:
             self._load_state(state)
         elif cfg.init:
             init_weights(self.net, cfg.init, contract)
+        if cfg.ema > 0:
+            self.ema = AveragedModel(self.net, multi_avg_fn=get_ema_multi_avg_fn(cfg.ema), use_buffers=True)
+            if self.resumed:
+                self.ema.load_state_dict(torch.load(state, map_location="cpu", weights_only=False)["ema"])
         self.logger = Logger(self.dir, fresh=not self.resumed)
         self.policy = LearnerPolicy(contract, self.rules) if cfg.rollout != "heuristic" else None
 
@@ -354,7 +364,14 @@ class Run:
             setattr(self, k, s[k])
 
     def save_state(self) -> None:
-        save_resume(self.dir, self.contract, self.net, self.opt, self.rng, {k: getattr(self, k) for k in self._KEYS})
+        extra = {"ema": self.ema.state_dict()} if self.ema is not None else {}
+        save_resume(self.dir, self.contract, self.net, self.opt, self.rng,
+                    {k: getattr(self, k) for k in self._KEYS} | extra)  # fmt: skip
+
+    @property
+    def kept(self) -> PolicyNet:
+        """The network evaluated and saved: the weights' moving average if ``ema``, else the trained weights."""
+        return self.net if self.ema is None else self.ema.module
 
     def log(self, metrics: dict[str, float]) -> None:
         self.logger.log(self.states, self.updates, self.wall, metrics)
@@ -388,6 +405,8 @@ class Run:
             self.opt.zero_grad()
             loss.backward()
             self.opt.step()
+            if self.ema is not None:
+                self.ema.update_parameters(self.net)
             self.updates += 1
             stats["losses/q_mse"].append(mse.item())
             stats["losses/value_mse"].append(vmse.item())
@@ -398,7 +417,8 @@ class Run:
         """Duplicate margins over the heuristic (and PIMC, if ``eval_pimc``) on the selection boards; keep the best
         network by ``select``."""
         cfg = self.cfg
-        mean, half, boards = vector_margin(self.net, self.contract, self.rules, cfg.eval_boards, cfg.seed + 10_000)
+        net = self.kept.eval()
+        mean, half, boards = vector_margin(net, self.contract, self.rules, cfg.eval_boards, cfg.seed + 10_000)
         row = {"eval/margin_vs_heuristic": mean, "eval/ci95": half}
         if cfg.eval_pimc:
             row |= self.pimc_margin()
@@ -410,7 +430,7 @@ class Run:
                     "selection_eval": {"vs": "pimc" if vs_pimc else "heuristic", "select": cfg.select,
                                        "boards": cfg.eval_pimc if vs_pimc else boards, "margin": score, "ci95": ci},
                     "evaluation": row}  # fmt: skip
-            save_checkpoint(self.dir / "best.pt", self.net, self.contract, dataclasses.asdict(self.cfg), meta)
+            save_checkpoint(self.dir / "best.pt", net, self.contract, dataclasses.asdict(self.cfg), meta)
         row["eval/best"] = self.best
         self.log(row)
         return row
@@ -420,7 +440,7 @@ class Run:
         from barbu_env.evaluation import evaluate as duplicate
 
         path = self.dir / "eval.pt"
-        save_checkpoint(path, self.net, self.contract, dataclasses.asdict(self.cfg))
+        save_checkpoint(path, self.kept.eval(), self.contract, dataclasses.asdict(self.cfg))
         s = duplicate([str(path), "pimc"], contracts=self.contract, boards=self.cfg.eval_pimc,
                       seed=self.cfg.seed + 20_000, rules=eval_rules(self.rules))  # fmt: skip
         ci = s["contracts"][self.contract]["agents"][s["agents"][0]]
