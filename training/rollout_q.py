@@ -26,7 +26,8 @@ card from per-card features, ``barbu_env.nn.card_features``). One round:
 3. **learn**: minibatches drawn from a buffer of the last ``buffer`` labelled states, ``replay`` samples per new
    state; the loss is the MSE between the logits and the targets, both centred over the legal moves (only
    differences between moves matter to the argmax), plus the value head's MSE to the best move's target; each
-   minibatch gets a random suit relabelling (training/augment.py: an exact symmetry of the deal).
+   minibatch gets a random suit relabelling (training/augment.py: an exact symmetry of the deal). With ``ema`` a
+   moving average of the weights is kept beside them; the evaluations play it and ``best.pt`` holds it.
 4. every ``eval_every`` labelled states: barbu-eval's duplicate boards (seed ``seed + 10000``) on the batched
    engine, 1 greedy policy vs 3 compiled heuristic, seats rotated, doubling off; the best network is kept
    (``best.pt``) and the resume state saved. Before each round's learning, the new (unseen) labelled states
