@@ -54,6 +54,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
@@ -372,7 +373,7 @@ class Run:
     @property
     def kept(self) -> PolicyNet:
         """The network evaluated and saved: the weights' moving average if ``ema``, else the trained weights."""
-        return self.net if self.ema is None else self.ema.module
+        return self.net if self.ema is None else cast(PolicyNet, self.ema.module)
 
     def log(self, metrics: dict[str, float]) -> None:
         self.logger.log(self.states, self.updates, self.wall, metrics)
