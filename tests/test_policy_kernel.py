@@ -133,13 +133,14 @@ def test_shipped_networks_stay_well_inside_the_tie_band() -> None:
                                   "fantan:7"]):  # fmt: skip
         name = contract.split(":")[0]
         net = agent.nets[name]
+        flat = flat_policy(net)
         v = VectorDeals(contract, Rules(doubling="off"), batch=24, seed=40 + i)
         v.reset()
         worst = 0.0
         for step in range(48):
             obs, mask, _ = v.observe()
             if step % 3 == 0:
-                _, _, logits = compiled_greedy(flat_policy(net), obs, mask, AGENT_TIE)
+                _, _, logits = compiled_greedy(flat, obs, mask, AGENT_TIE)
                 for r in np.flatnonzero(mask.sum(1) > 1):
                     legal = mask[r].astype(bool)
                     ref = agent._logits(net, obs[r : r + 1], mask[r : r + 1])[0][legal]

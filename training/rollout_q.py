@@ -54,7 +54,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -254,15 +254,16 @@ class Labeller:
             acts = np.nonzero(mask[idx])[1]
             rows = np.concatenate([w[per] for w in worlds])
             first = np.tile(acts, cfg.worlds)
+            pairs, acting = np.arange(rows.shape[0]), np.tile(seat[idx][per], cfg.worlds)
             if self.by_policy:
                 seats = None
                 if cfg.rollout == "learner_seat":
                     seats = np.zeros((rows.shape[0], 4), bool)
-                    seats[np.arange(rows.shape[0]), np.tile(seat[idx][per], cfg.worlds)] = True
+                    seats[pairs, acting] = True
                 scores = self.rollouts.play_out(rows, first, seats)
             else:
                 scores = self.rollouts.play_out(rows, first, cfg.rollout_threads)
-            own = scores[np.arange(rows.shape[0]), np.tile(seat[idx][per], cfg.worlds)].reshape(cfg.worlds, -1)
+            own = scores[pairs, acting].reshape(cfg.worlds, -1)
             q = np.zeros((idx.size, NUM_ACTIONS), np.float32)
             q[per, acts] = own.mean(0) / self.scale
             out = {"bits": bits[idx], "numeric": numeric[idx], "mask": mask[idx].copy(), "q": q.astype(np.float16),
@@ -346,24 +347,25 @@ class Run:
         ]
         state = self.dir / "state.pt"
         self.resumed = resume and state.is_file()
-        if self.resumed:
-            self._load_state(state)
-        elif cfg.init:
+        saved = self._load_state(state) if self.resumed else {}
+        if not self.resumed and cfg.init:
             init_weights(self.net, cfg.init, contract)
         if cfg.ema > 0:
             self.ema = AveragedModel(self.net, multi_avg_fn=get_ema_multi_avg_fn(cfg.ema), use_buffers=True)
             if self.resumed:
-                self.ema.load_state_dict(torch.load(state, map_location="cpu", weights_only=False)["ema"])
+                self.ema.load_state_dict(saved["ema"])
         self.logger = Logger(self.dir, fresh=not self.resumed)
         self.policy = LearnerPolicy(contract, self.rules) if cfg.rollout != "heuristic" else None
 
     # -- persistence
     _KEYS = ("states", "updates", "best", "wall", "next_eval", "next_snapshot", "pool")
 
-    def _load_state(self, path: Path) -> None:
+    def _load_state(self, path: Path) -> dict[str, Any]:
+        """Restore the resume state at ``path``; returns it (its ``ema`` entry is read once the average exists)."""
         s = load_resume(path, self.contract, self.net, self.opt, self.rng)
         for k in self._KEYS:
             setattr(self, k, s[k])
+        return s
 
     def save_state(self) -> None:
         extra = {"ema": self.ema.state_dict()} if self.ema is not None else {}
