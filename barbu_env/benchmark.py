@@ -58,12 +58,15 @@ chance nodes are not counted) per second:
   (heuristic rollouts of every legal action on ``Deal`` objects, one process), PPO's learner decisions
   collected and trained (``training.ppo``, ``SelfPlay`` on ``Deal`` objects / ``VectorSelfPlay``), and the
   learner decisions of Deep Monte-Carlo self-play trained (``training.dmc_selfplay``: 1024 games on
-  ``VectorDeals``, collection and updates); ``train-rollout-q``: states labelled and trained by
+  ``VectorDeals``, collection and updates, the learner in some seats and the compiled heuristic in the others:
+  the config's defaults); ``train-dmc-selfplay-pure``: the same in pure self-play (``p_heuristic=0``,
+  ``p_snapshot=0``: the learner in all four seats, so every decision played is the learner's and is trained);
+  ``train-rollout-q``: states labelled and trained by
   ``training.rollout_q`` (1024 games on ``VectorDeals``, every legal move of a labelled state played out by the
   compiled heuristic, then the updates; a 64-unit card head, as ``make train``); ``train-rollout-q-learner``: the
   same with ``rollout=learner`` (the playouts by a frozen copy of the learner), as the shipped card play was last
   trained;
-  the last three rows' note lines give every seat's decisions/s too.
+  the last four rows' note lines give every seat's decisions/s too.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
 """
@@ -125,6 +128,7 @@ ROWS = (
     "train-ppo-selfplay",
     "train-ppo-vector",
     "train-dmc-selfplay",
+    "train-dmc-selfplay-pure",
     "train-rollout-q",
     "train-rollout-q-learner",
 )
@@ -520,13 +524,21 @@ def _train_ppo(engine: str) -> Callable[[float], float]:
     return run
 
 
-def _train_dmc_selfplay(seconds: float) -> float:
+def _train_dmc_selfplay(pure: bool) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        return _dmc_selfplay(seconds, pure)
+
+    return run
+
+
+def _dmc_selfplay(seconds: float, pure: bool) -> float:
     import tempfile
 
     dmc = _training("dmc_selfplay")
+    seats = {"p_heuristic": 0.0, "p_snapshot": 0.0} if pure else {}
     with tempfile.TemporaryDirectory() as d:
         cfg = dmc.SelfPlayConfig(contracts=["no_queens"], out_dir=d, bc_decisions=0, decisions=10**12,
-                                 eval_every=10**12, threads=1)  # fmt: skip
+                                 eval_every=10**12, threads=1, **seats)  # fmt: skip
         run = dmc.Run(cfg, "no_queens", resume=False)
         run.selfplay(seconds=0.1)  # compile / load the kernels before timing
         trained, played, dt = run.selfplay(seconds=seconds)
@@ -593,7 +605,8 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "train-dmc-rollouts": _train_dmc_rollouts,
     "train-ppo-selfplay": _train_ppo("python"),
     "train-ppo-vector": _train_ppo("vector"),
-    "train-dmc-selfplay": _train_dmc_selfplay,
+    "train-dmc-selfplay": _train_dmc_selfplay(False),
+    "train-dmc-selfplay-pure": _train_dmc_selfplay(True),
     "train-rollout-q": _train_rollout_q("heuristic", 64, 65_536),
     "train-rollout-q-learner": _train_rollout_q("learner", 64, 8_192),
 }
@@ -623,6 +636,7 @@ RATIOS = (
     ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),
     ("eval-random-batched / -python", "eval-random-batched", "eval-random-python", None),
     ("train-dmc-selfplay / ppo", "train-dmc-selfplay", "train-ppo-selfplay", None),
+    ("dmc-selfplay-pure / ppo", "train-dmc-selfplay-pure", "train-ppo-selfplay", None),
     ("train-rollout-q / dmc-selfplay", "train-rollout-q", "train-dmc-selfplay", None),
     ("rollout-q-learner / -q", "train-rollout-q-learner", "train-rollout-q", None),
 )

@@ -138,6 +138,61 @@ def card_features(obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     )  # fmt: skip
 
 
+# ---------------------------------------------------------------------------- sparse first layer
+class _SparseLinear(torch.autograd.Function):
+    """A linear layer whose input rows are mostly zeros (observations), input k read from column ``cols[k]``:
+    forward and weight gradient by the kernels of :mod:`barbu_env.vector.jit.linear`, which visit the non-zero
+    inputs only."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, cols: np.ndarray, weight: torch.Tensor, bias: torch.Tensor,
+                wt: torch.Tensor) -> torch.Tensor:  # fmt: skip
+        """``x[:, cols] @ weight.T + bias``; ``wt`` is ``weight.T`` contiguous (:func:`sparse_linear` keeps it)."""
+        from .vector.jit.linear import sparse_forward
+
+        out = torch.empty(x.shape[0], weight.shape[0])
+        sparse_forward(x.detach().numpy(), cols, wt.numpy(), bias.detach().numpy(), out.numpy())
+        ctx.cols = cols
+        ctx.save_for_backward(x, weight)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        from .vector.jit.linear import sparse_weight_grad
+
+        x, weight = ctx.saved_tensors
+        gx = None
+        if ctx.needs_input_grad[0]:
+            gx = torch.zeros_like(x).index_add_(1, torch.from_numpy(ctx.cols), g @ weight)
+        gw = None
+        if ctx.needs_input_grad[2]:
+            gwt = torch.empty(weight.shape[1], weight.shape[0])
+            sparse_weight_grad(x.detach().numpy(), ctx.cols, g.contiguous().numpy(), gwt.numpy())
+            gw = gwt.t().contiguous()
+        return gx, None, gw, g.sum(0) if ctx.needs_input_grad[3] else None, None
+
+
+def sparse_linear(layer: nn.Linear, x: torch.Tensor, cols: torch.Tensor | None = None) -> torch.Tensor:
+    """``layer(x[:, cols])`` (``cols``: int64 column indices, one per input of ``layer``; None: ``x`` as it is), by
+    :class:`_SparseLinear` where it applies (float32 CPU tensors, ``x`` 2-D; without making the gathered copy) and
+    by ``layer`` itself otherwise; the two agree up to float32 rounding (``tests/test_policy_kernel.py``). On 1024
+    observation rows and a 256-unit layer, forward plus backward took 28 ms against torch's 44-54 ms on this
+    machine with two training runs beside it."""
+    w = layer.weight
+    if x.dim() != 2 or x.dtype != torch.float32 or w.dtype != torch.float32 or x.device.type != "cpu" \
+            or w.device.type != "cpu" or layer.bias is None:  # fmt: skip
+        return layer(x if cols is None else x[:, cols])
+    kept = layer.__dict__.get("_sparse_wt")
+    key = (w.data_ptr(), w._version)  # the transposed copy is made again once the weights change
+    if kept is None or kept[0] != key:
+        kept = layer.__dict__["_sparse_wt"] = (key, w.detach().t().contiguous(), np.arange(w.shape[1]))
+    idx = kept[2] if cols is None else np.ascontiguousarray(cols, np.int64)
+    if idx.shape != (w.shape[1],) or (cols is not None and ((idx < 0) | (idx >= x.shape[1])).any()):
+        raise ValueError(f"sparse_linear: {w.shape[1]} column indices in [0, {x.shape[1]}) expected, got "
+                         f"{tuple(idx.shape)}")  # fmt: skip
+    return _SparseLinear.apply(x.contiguous(), idx, w, layer.bias, kept[1])
+
+
 class PolicyNet(nn.Module):
     """MLP trunk with a masked policy head (logits over all actions) and a value head; with ``card_hidden`` > 0, a
     card head adds to each card's logit a score of the trunk's output, that card's :func:`card_features` and its
@@ -163,9 +218,16 @@ class PolicyNet(nn.Module):
         self.obs_size, self.num_actions, self.hidden = obs_size, num_actions, tuple(hidden)
         self.card_hidden = card_hidden
 
+    def body(self, obs: torch.Tensor, cols: torch.Tensor | None = None) -> torch.Tensor:
+        """The trunk's output for observations ``obs[:, cols]`` (``cols`` None: ``obs``), its first layer by
+        :func:`sparse_linear`."""
+        if not len(self.trunk):
+            return obs if cols is None else obs[:, cols]
+        return self.trunk[1:](sparse_linear(self.trunk[0], obs, cols))
+
     def scores(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits of every action, value)``, unmasked (an illegal card's logit without the card head's score)."""
-        z = self.trunk(obs)
+        z = self.body(obs)
         logits = self.policy(z)
         if self.card_head is not None:  # scored for the legal cards only, as the compiled pass does
             head = self.card_head

@@ -148,3 +148,56 @@ def test_shipped_networks_stay_well_inside_the_tie_band() -> None:
                     worst = max(worst, dev)
             v.step(v.heuristic_actions())
         assert 0 < worst < AGENT_TIE / 10, (name, worst)
+
+
+@pytest.mark.parametrize("permute", [False, True])
+def test_sparse_first_layer_is_the_dense_layer(states, permute: bool) -> None:
+    """``nn.sparse_linear`` (the first layer of training and inference, by the kernels of ``vector.jit.linear``)
+    gives ``layer(x[:, cols])``'s output and its gradients for the weight, the bias and the input to float32
+    rounding, with a suit relabelling's column gather and without; its sums are those of the compiled pass's
+    first layer bit for bit; a second call after an in-place weight update sees the new weights."""
+    from barbu_env.nn import sparse_linear
+    from training.augment import obs_index
+
+    torch.manual_seed(6)
+    obs, mask = states
+    net = PolicyNet(hidden=()).eval()  # a single layer: observation -> logits
+    layer = net.policy
+    cols = torch.from_numpy(obs_index((1, 3, 0, 2))) if permute else None
+    x = torch.from_numpy(obs).requires_grad_(True)
+    g = torch.randn(len(obs), layer.out_features)
+    got = sparse_linear(layer, x, cols)
+    (got * g).sum().backward()
+    grads = [t.grad.clone() for t in (layer.weight, layer.bias, x)]
+    for t in (layer.weight, layer.bias, x):
+        t.grad = None
+    want = layer(x if cols is None else x[:, cols])
+    (want * g).sum().backward()
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
+    for a, t in zip(grads, (layer.weight, layer.bias, x), strict=True):
+        np.testing.assert_allclose(a.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
+    if cols is None:
+        legal = mask.astype(bool)
+        np.testing.assert_array_equal(got.detach().numpy()[legal], _sequential(flat_policy(net), obs, mask)[legal])
+    with torch.no_grad():
+        layer.weight.mul_(2.0)
+        layer.bias.mul_(2.0)
+        np.testing.assert_allclose(sparse_linear(layer, x, cols).numpy(), 2 * got.detach().numpy(), rtol=1e-5,
+                                   atol=1e-5)  # fmt: skip
+
+
+def test_sparse_first_layer_refuses_bad_columns_and_falls_back_to_torch() -> None:
+    """Column indices of the wrong count or out of range are a ``ValueError`` naming what is expected; float64
+    rows go through the torch layer itself."""
+    from barbu_env.nn import sparse_linear
+
+    layer = torch.nn.Linear(6, 3)
+    x = torch.zeros(2, 6)
+    x[0, 2] = 1.0
+    with pytest.raises(ValueError, match=r"6 column indices in \[0, 6\)"):
+        sparse_linear(layer, x, torch.arange(5))
+    with pytest.raises(ValueError, match="column indices"):
+        sparse_linear(layer, x, torch.tensor([0, 1, 2, 3, 4, 6]))
+    xd = x.double()
+    layer64 = torch.nn.Linear(6, 3).double()
+    torch.testing.assert_close(sparse_linear(layer64, xd), layer64(xd))

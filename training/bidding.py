@@ -210,7 +210,7 @@ def declaration_baseline(net: PolicyNet, x: torch.Tensor, actions: np.ndarray, s
     """Per contract, the mean over the hands ``x`` of the network's best estimate (points) among the declaration
     ``actions`` of that contract (its trump suits or Fantan ranks)."""
     with torch.no_grad():
-        q = net.policy(net.trunk(x)).numpy() * scale
+        q = net.policy(net.body(x)).numpy() * scale
     best: dict[str, np.ndarray] = {}
     for a in actions:
         name = declared_contract(int(a))
@@ -224,7 +224,7 @@ def quality(net: PolicyNet, x: torch.Tensor, mask: np.ndarray, label: np.ndarray
     choice, of the best and of the mean legal action (one deal's outcome each, the same deals for every choice:
     the gaps are what the choice is worth; ``picked_minus_heuristic_ci``: the 95% half-width of that gap)."""
     with torch.no_grad():
-        q = net.policy(net.trunk(x)).numpy() * scale
+        q = net.policy(net.body(x)).numpy() * scale
     legal = mask.astype(bool) & ~np.isnan(label)
     pick = np.where(legal, q, -np.inf).argmax(axis=1)
     lab = np.where(legal, label, np.nan)
@@ -249,7 +249,7 @@ def declarer_sets(net: PolicyNet, x: torch.Tensor, obs: np.ndarray, label: np.nd
     from barbu_env.observation import block
 
     with torch.no_grad():
-        q = net.policy(net.trunk(x)).numpy() * scale
+        q = net.policy(net.body(x)).numpy() * scale
     names = ["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps", "fantan"]
     deck = set(range(52))
     totals: dict[str, list[float]] = {"heuristic": [], "learned": [], "greedy": []}
@@ -302,7 +302,7 @@ def train(cfg: BiddingConfig, resume: bool = False) -> Path:
     n_test = max(1, int(cfg.holdout * len(x)))
     test, tr = slice(0, n_test), slice(n_test, None)
     net = PolicyNet(x.shape[1], NUM_ACTIONS, tuple(cfg.hidden))
-    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, fused=True)
     state_path = out / "state.pt"
     start, best = 0, float("inf")
     if resume and state_path.is_file():
@@ -315,7 +315,7 @@ def train(cfg: BiddingConfig, resume: bool = False) -> Path:
     gen = torch.Generator().manual_seed(cfg.seed)
 
     def loss_of(sl: slice | torch.Tensor) -> torch.Tensor:
-        pred = net.policy(net.trunk(x[sl]))
+        pred = net.policy(net.body(x[sl]))
         return ((pred - y[sl]) ** 2 * w[sl]).sum() / w[sl].sum()
 
     for epoch in range(start, cfg.epochs):

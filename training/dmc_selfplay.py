@@ -340,7 +340,7 @@ class Run:
         torch.manual_seed(cfg.seed)
         self.rng = np.random.default_rng([cfg.seed, SEVEN.index(contract)])
         self.net = PolicyNet(hidden=tuple(cfg.hidden))
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, fused=True)
         self.pool: list[dict[str, torch.Tensor]] = []
         self.decisions = self.updates = 0
         self.bc_done = False
@@ -398,7 +398,7 @@ class Run:
                 oi, ai, am = self.gathers[int(torch.randint(len(self.gathers), (1,)))]
                 jn = j.numpy()
                 obs = torch.from_numpy(unpack_observations(data["bits"][jn], data["numeric"][jn]))
-                z = self.net.trunk(obs[:, oi])
+                z = self.net.body(obs, oi)
                 logits = self.net.policy(z)
                 a, t = am[action[j]], target[j]
                 loss = torch.zeros(())

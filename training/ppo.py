@@ -142,7 +142,7 @@ class Run:
         torch.manual_seed(cfg.seed)
         self.rng = np.random.default_rng([cfg.seed, SEVEN.index(contract)])
         self.net = PolicyNet(hidden=tuple(cfg.hidden))
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=1e-5)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
         self.pool: list[dict[str, torch.Tensor]] = []
         self.decisions = self.updates = 0
         self.bc_done = False

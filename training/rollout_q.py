@@ -335,7 +335,7 @@ class Run:
         torch.manual_seed(cfg.seed)
         self.rng = np.random.default_rng([cfg.seed, SEVEN.index(contract)])
         self.net = PolicyNet(hidden=tuple(cfg.hidden), card_hidden=cfg.card_hidden)
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, fused=True)
         self.ema: AveragedModel | None = None
         self.pool: list[dict[str, torch.Tensor]] = []
         self.states = self.updates = 0

@@ -81,7 +81,7 @@ class LearnedBidding:
         net, blocks = self.nets[role]
         with self._torch.no_grad(), one_thread():
             x = self._torch.from_numpy(np.ascontiguousarray(bidding_input(obs, blocks)[None]))
-            q = net.policy(net.trunk(x))[0].numpy().astype(np.float64)
+            q = net.policy(net.body(x))[0].numpy().astype(np.float64)
         return q * self.meta[role]["scale"]
 
     def choose(self, role: str, obs: np.ndarray, mask: np.ndarray) -> int:

@@ -4,8 +4,9 @@ Modules: ``common`` (decorators, state columns, table offsets, bit helpers), ``r
 transitions, scoring, new deals: RULES.md R3-R9), ``obs`` (observation rows, packed observations,
 masks), ``mirror`` (the single-deal copy's buffer and kernels), ``heuristic`` (the heuristic agent's
 decisions and its playouts), ``kingobs`` (Barbu King's observation rows from an engine deal), ``policy`` (a
-policy network's greedy choices), ``nprandom`` (numpy's seeding and bounded integers), ``players`` (the seated
-players of a duplicate batch). Importing this package imports numba; ``barbu_env.vector`` does so when a
+policy network's greedy choices), ``linear`` (a linear layer over sparse input rows, for training),
+``nprandom`` (numpy's seeding and bounded integers), ``players`` (the seated players of a duplicate batch).
+Importing this package imports numba; ``barbu_env.vector`` does so when a
 ``VectorDeals`` or ``single.Mirror`` is built, the env when it plays Barbu King.
 
 Kernels are compiled on first use and cached on disk (``cache=True``). numba checks a cached kernel only
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from . import common, heuristic, kingobs, mirror, nprandom, obs, players, policy, rules
+from . import common, heuristic, kingobs, linear, mirror, nprandom, obs, players, policy, rules
 from .common import DISPATCHERS, jit_tables
 from .heuristic import heuristic_actions, rollout_scores
 from .mirror import mirror_load, mirror_observe, mirror_step
@@ -32,7 +33,7 @@ from .obs import masks, observe, observe_packed, observe_rows, random_actions
 from .policy import greedy_actions
 from .rules import legal_words, start, step
 
-MODULES = (common, rules, obs, mirror, heuristic, kingobs, policy, nprandom, players)
+MODULES = (common, rules, obs, mirror, heuristic, kingobs, policy, linear, nprandom, players)
 #: The file beside the kernels' disk cache that holds the fingerprint the cache was built with.
 STAMP = "barbu_kernels.fingerprint"
 
