@@ -172,25 +172,26 @@ class _SparseLinear(torch.autograd.Function):
         return gx, None, gw, g.sum(0) if ctx.needs_input_grad[3] else None, None
 
 
+#: Rows from which :func:`sparse_linear` takes the kernels (fewer: torch's layer, cheaper than copying the weight).
+SPARSE_ROWS = 32
+
+
 def sparse_linear(layer: nn.Linear, x: torch.Tensor, cols: torch.Tensor | None = None) -> torch.Tensor:
     """``layer(x[:, cols])`` (``cols``: int64 column indices, one per input of ``layer``; None: ``x`` as it is), by
-    :class:`_SparseLinear` where it applies (float32 CPU tensors, ``x`` 2-D; without making the gathered copy) and
-    by ``layer`` itself otherwise; the two agree up to float32 rounding (``tests/test_policy_kernel.py``). On 1024
-    observation rows and a 256-unit layer, forward plus backward took 28 ms against torch's 44-54 ms on this
-    machine with two training runs beside it."""
+    :class:`_SparseLinear` where it applies (float32 CPU tensors, ``x`` 2-D with at least :data:`SPARSE_ROWS` rows;
+    without making the gathered copy) and by ``layer`` itself otherwise; the two agree up to float32 rounding
+    (``tests/test_policy_kernel.py``). On 1024 observation rows and a 256-unit layer, forward plus backward took
+    28 ms against torch's 44-54 ms on this machine with two training runs beside it."""
     w = layer.weight
-    if x.dim() != 2 or x.dtype != torch.float32 or w.dtype != torch.float32 or x.device.type != "cpu" \
-            or w.device.type != "cpu" or layer.bias is None:  # fmt: skip
-        return layer(x if cols is None else x[:, cols])
-    kept = layer.__dict__.get("_sparse_wt")
-    key = (w.data_ptr(), w._version)  # the transposed copy is made again once the weights change
-    if kept is None or kept[0] != key:
-        kept = layer.__dict__["_sparse_wt"] = (key, w.detach().t().contiguous(), np.arange(w.shape[1]))
-    idx = kept[2] if cols is None else np.ascontiguousarray(cols, np.int64)
-    if idx.shape != (w.shape[1],) or (cols is not None and ((idx < 0) | (idx >= x.shape[1])).any()):
-        raise ValueError(f"sparse_linear: {w.shape[1]} column indices in [0, {x.shape[1]}) expected, got "
+    idx = np.arange(w.shape[1]) if cols is None else np.ascontiguousarray(cols, np.int64)
+    if idx.shape != (w.shape[1],) or ((idx < 0) | (idx >= x.shape[-1])).any():
+        raise ValueError(f"sparse_linear: {w.shape[1]} column indices in [0, {x.shape[-1]}) expected, got "
                          f"{tuple(idx.shape)}")  # fmt: skip
-    return _SparseLinear.apply(x.contiguous(), idx, w, layer.bias, kept[1])
+    if x.dim() != 2 or x.shape[0] < SPARSE_ROWS or x.dtype != torch.float32 or w.dtype != torch.float32 \
+            or x.device.type != "cpu" or w.device.type != "cpu" or layer.bias is None:  # fmt: skip
+        return layer(x if cols is None else x[..., cols])
+    # the transposed copy is made every call: fused optimizers update weights without bumping their version
+    return _SparseLinear.apply(x.contiguous(), idx, w, layer.bias, w.detach().t().contiguous())
 
 
 class PolicyNet(nn.Module):

@@ -155,7 +155,8 @@ def test_sparse_first_layer_is_the_dense_layer(states, permute: bool) -> None:
     """``nn.sparse_linear`` (the first layer of training and inference, by the kernels of ``vector.jit.linear``)
     gives ``layer(x[:, cols])``'s output and its gradients for the weight, the bias and the input to float32
     rounding, with a suit relabelling's column gather and without; its sums are those of the compiled pass's
-    first layer bit for bit; a second call after an in-place weight update sees the new weights."""
+    first layer bit for bit; a call after a fused optimizer step (which leaves the weights' version as it was)
+    reads the new weights."""
     from barbu_env.nn import sparse_linear
     from training.augment import obs_index
 
@@ -179,16 +180,15 @@ def test_sparse_first_layer_is_the_dense_layer(states, permute: bool) -> None:
     if cols is None:
         legal = mask.astype(bool)
         np.testing.assert_array_equal(got.detach().numpy()[legal], _sequential(flat_policy(net), obs, mask)[legal])
+    torch.optim.Adam(layer.parameters(), lr=0.1, fused=True).step()  # in place, the weights' version unchanged
     with torch.no_grad():
-        layer.weight.mul_(2.0)
-        layer.bias.mul_(2.0)
-        np.testing.assert_allclose(sparse_linear(layer, x, cols).numpy(), 2 * got.detach().numpy(), rtol=1e-5,
-                                   atol=1e-5)  # fmt: skip
+        np.testing.assert_allclose(sparse_linear(layer, x, cols).numpy(), layer(x if cols is None else x[:, cols]),
+                                   rtol=1e-5, atol=1e-5)  # fmt: skip
 
 
 def test_sparse_first_layer_refuses_bad_columns_and_falls_back_to_torch() -> None:
     """Column indices of the wrong count or out of range are a ``ValueError`` naming what is expected; float64
-    rows go through the torch layer itself."""
+    rows and fewer than ``SPARSE_ROWS`` rows go through the torch layer itself."""
     from barbu_env.nn import sparse_linear
 
     layer = torch.nn.Linear(6, 3)
@@ -201,3 +201,4 @@ def test_sparse_first_layer_refuses_bad_columns_and_falls_back_to_torch() -> Non
     xd = x.double()
     layer64 = torch.nn.Linear(6, 3).double()
     torch.testing.assert_close(sparse_linear(layer64, xd), layer64(xd))
+    torch.testing.assert_close(sparse_linear(layer, x, torch.arange(5, -1, -1)), layer(x[:, [5, 4, 3, 2, 1, 0]]))
