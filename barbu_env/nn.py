@@ -147,7 +147,7 @@ class _SparseLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, cols: np.ndarray, weight: torch.Tensor, bias: torch.Tensor,
                 wt: torch.Tensor) -> torch.Tensor:  # fmt: skip
-        """``x[:, cols] @ weight.T + bias``; ``wt`` is ``weight.T`` contiguous (:func:`sparse_linear` keeps it)."""
+        """``x[:, cols] @ weight.T + bias``; ``wt`` is ``weight.T`` contiguous (:func:`sparse_linear` makes it)."""
         from .vector.jit.linear import sparse_forward
 
         out = torch.empty(x.shape[0], weight.shape[0])
