@@ -526,26 +526,22 @@ def _train_ppo(engine: str) -> Callable[[float], float]:
 
 def _train_dmc_selfplay(pure: bool) -> Callable[[float], float]:
     def run(seconds: float) -> float:
-        return _dmc_selfplay(seconds, pure)
+        import tempfile
+
+        dmc = _training("dmc_selfplay")
+        seats = {"p_heuristic": 0.0, "p_snapshot": 0.0} if pure else {}
+        with tempfile.TemporaryDirectory() as d:
+            cfg = dmc.SelfPlayConfig(contracts=["no_queens"], out_dir=d, bc_decisions=0, decisions=10**12,
+                                     eval_every=10**12, threads=1, **seats)  # fmt: skip
+            trainer = dmc.Run(cfg, "no_queens", resume=False)
+            trainer.selfplay(seconds=0.1)  # compile / load the kernels before timing
+            trained, played, dt = trainer.selfplay(seconds=seconds)
+            trainer.logger.tb.close()
+        print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s; learner decisions trained "
+              f"in updates of {cfg.rollout}, minibatch {cfg.minibatch})")  # fmt: skip
+        return trained / dt
 
     return run
-
-
-def _dmc_selfplay(seconds: float, pure: bool) -> float:
-    import tempfile
-
-    dmc = _training("dmc_selfplay")
-    seats = {"p_heuristic": 0.0, "p_snapshot": 0.0} if pure else {}
-    with tempfile.TemporaryDirectory() as d:
-        cfg = dmc.SelfPlayConfig(contracts=["no_queens"], out_dir=d, bc_decisions=0, decisions=10**12,
-                                 eval_every=10**12, threads=1, **seats)  # fmt: skip
-        run = dmc.Run(cfg, "no_queens", resume=False)
-        run.selfplay(seconds=0.1)  # compile / load the kernels before timing
-        trained, played, dt = run.selfplay(seconds=seconds)
-        run.logger.tb.close()
-    print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s; learner decisions trained "
-          f"in updates of {cfg.rollout}, minibatch {cfg.minibatch})")  # fmt: skip
-    return trained / dt
 
 
 def _train_rollout_q(rollout: str, card_hidden: int, chunk: int) -> Callable[[float], float]:

@@ -224,7 +224,7 @@ class PolicyNet(nn.Module):
         :func:`sparse_linear`."""
         if not len(self.trunk):
             return obs if cols is None else obs[:, cols]
-        return self.trunk[1:](sparse_linear(self.trunk[0], obs, cols))
+        return self.trunk[1:](sparse_linear(cast(nn.Linear, self.trunk[0]), obs, cols))
 
     def scores(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits of every action, value)``, unmasked (an illegal card's logit without the card head's score)."""
