@@ -59,7 +59,8 @@ chance nodes are not counted) per second:
   collected and trained (``training.ppo``, ``SelfPlay`` on ``Deal`` objects / ``VectorSelfPlay``), and the
   learner decisions of Deep Monte-Carlo self-play trained (``training.dmc_selfplay``: 1024 games on
   ``VectorDeals``, collection and updates, the learner in some seats and the compiled heuristic in the others:
-  the config's defaults); ``train-dmc-selfplay-pure``: the same in pure self-play (``p_heuristic=0``,
+  the config's defaults, so each rollout is fit on a second thread while the next is played: ``overlap``);
+  ``train-dmc-selfplay-pure``: the same in pure self-play (``p_heuristic=0``,
   ``p_snapshot=0``: the learner in all four seats, so every decision played is the learner's and is trained);
   ``train-rollout-q``: states labelled and trained by
   ``training.rollout_q`` (1024 games on ``VectorDeals``, every legal move of a labelled state played out by the

@@ -152,6 +152,34 @@ def test_value_warmup_trains_the_value_head_only(tmp_path: Path) -> None:
     run.logger.tb.close()
 
 
+def test_overlapped_fits_equal_the_same_schedule_on_one_thread(tmp_path: Path) -> None:
+    """``overlap``: each rollout is fit on a second thread while the next is played by the network as it was
+    before that fit; the weights equal those of that schedule run on one thread (collect, copy, fit), so
+    they do not depend on the threads' timing."""
+    sets = [f"out_dir={tmp_path}", "contracts=[no_queens]", "hidden=[32]", "num_games=64", "rollout=600",
+            "p_heuristic=0.3", "p_snapshot=0", "bc_decisions=0", "eval_every=1000000000", "decisions=3000"]  # fmt: skip
+    cfg = load_config(SelfPlayConfig, None, [*sets, "overlap=true"])
+    run = dmc_selfplay.Run(cfg, "no_queens", resume=False)
+    run.evaluate = lambda: {}  # type: ignore[method-assign]
+    trained, _, _ = run.selfplay()
+
+    ref = dmc_selfplay.Run(load_config(SelfPlayConfig, None, [*sets, "overlap=false"]), "no_queens", resume=False)
+    col, actor, done = ref.collector(), PolicyNet(hidden=(32,)).eval(), 0
+    actor.load_state_dict(ref.net.state_dict())
+    while done < 3000:
+        while col.complete < 600:
+            col.step(actor, None, ref.cfg.epsilon, record_heuristic=False)
+        data = col.take()
+        actor.load_state_dict(ref.net.state_dict())
+        ref.fit(data, 1, ref.cfg.prior_coef, ref.cfg.lr)
+        done += data["action"].shape[0]
+    assert trained == done == run.decisions
+    for k, v in ref.net.state_dict().items():
+        assert torch.equal(run.net.state_dict()[k], v), k
+    run.logger.tb.close()
+    ref.logger.tb.close()
+
+
 def test_config_rejects_unknown_keys(tmp_path: Path) -> None:
     p = tmp_path / "c.yaml"
     p.write_text("epsilonn: 0.1\n")

@@ -42,9 +42,11 @@ if set, then the evaluation table against the random and heuristic agents (``bar
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +128,9 @@ class SelfPlayConfig(CommonConfig):
     alone (the logits of an initial checkpoint stay as they are until V is fit)."""
     bc_eval: bool = True
     """Also evaluate (and possibly keep) the network right after the warm start."""
+    overlap: bool = True
+    """Fit each rollout on a second thread while the next one is played (both cores busy): the acting network is
+    then one update round behind the learner's. False plays and fits in turn on one thread."""
     doubling: str = "off"
     """Doubling rule (R6.7) of the training deals: ``off`` (targets without the doubling settlement's noise,
     as the evaluation plays), or ``classic`` / ``declarer_only`` (doubles by the heuristic, random with
@@ -345,6 +350,7 @@ class Run:
         self.decisions = self.updates = 0
         self.bc_done = False
         self.best, self.wall = -float("inf"), 0.0
+        self.booked = time.time()  # when the last update round was booked (its rates count from there)
         self.next_eval, self.next_snapshot = cfg.eval_every, cfg.snapshot_every
         perms = suit_permutations(contract) if cfg.augment else [(0, 1, 2, 3)]
         self.gathers = [(torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)),
@@ -477,46 +483,74 @@ class Run:
 
     def selfplay(self, seconds: float | None = None) -> tuple[int, int, float]:
         """Self-play and updates until ``cfg.decisions`` learner decisions are trained (or, if given, ``seconds``
-        have passed: the benchmark). Returns (learner decisions trained, decisions of every seat, seconds)."""
+        have passed: the benchmark). Returns (learner decisions trained, decisions of every seat, seconds).
+        With ``cfg.overlap`` a rollout is fit on a second thread while the next is played by a copy of the
+        network taken before that fit (results do not depend on the threads' timing)."""
         cfg = self.cfg
-        start, trained = time.perf_counter(), 0
+        start, trained, queued = time.perf_counter(), 0, 0
         col = self.collector()
         col.snapshots_on = bool(self.pool)
         snap = PolicyNet(hidden=tuple(cfg.hidden)).eval()
+        actor = copy.deepcopy(self.net).eval() if cfg.overlap else self.net
         bar = tqdm(total=cfg.decisions, initial=min(self.decisions, cfg.decisions), desc=f"{self.contract} self-play",
                    unit="dec", leave=False)  # fmt: skip
-        while self.decisions < cfg.decisions and (seconds is None or time.perf_counter() - start < seconds):
-            t0 = time.time()
-            if self.pool:
-                snap.load_state_dict(self.pool[int(self.rng.integers(len(self.pool)))])
-            played0 = col.decisions
-            while col.complete < cfg.rollout:
-                col.step(self.net, snap if self.pool else None, cfg.epsilon, record_heuristic=False)
-            data = col.take()
-            n = data["action"].shape[0]
-            warm = cfg.baseline and self.decisions < cfg.value_warmup
-            stats = self.fit(data, cfg.update_epochs, cfg.prior_coef, cfg.lr, value_only=warm) if n else {}
-            self.decisions += n
-            trained += n
-            dt = time.time() - t0
-            self.wall += dt
-            bar.update(n)
-            row = stats | {"charts/decisions_per_s": n / max(dt, 1e-9),
-                           "charts/all_seat_decisions_per_s": (col.decisions - played0) / max(dt, 1e-9)}  # fmt: skip
-            if col.learner_scores:
-                row["charts/points_per_deal"] = float(np.mean(col.learner_scores))
-                col.learner_scores.clear()
-            self.log(row)
-            if self.decisions >= self.next_snapshot:
-                self.pool = [*self.pool, {k: v.clone() for k, v in self.net.state_dict().items()}][-cfg.pool_size :]
-                col.snapshots_on = True
-                self.next_snapshot += cfg.snapshot_every
-            if self.decisions >= self.next_eval or self.decisions >= cfg.decisions:
-                self.evaluate()
-                self.next_eval += cfg.eval_every
-                self.save_state()
+        fitting: tuple[Future[dict[str, float]], int, int] | None = None  # (fit, its decisions, every seat's)
+        self.booked = time.time()
+        with ThreadPoolExecutor(1, thread_name_prefix="fit") as pool:
+            while self.decisions + queued < cfg.decisions and (
+                    seconds is None or time.perf_counter() - start < seconds):  # fmt: skip
+                if self.pool:
+                    snap.load_state_dict(self.pool[int(self.rng.integers(len(self.pool)))])
+                played0 = col.decisions
+                while col.complete < cfg.rollout:
+                    col.step(actor, snap if self.pool else None, cfg.epsilon, record_heuristic=False)
+                data = col.take()
+                n = data["action"].shape[0]
+                if fitting is not None:
+                    self._fitted(col, bar, *fitting)
+                    fitting, queued = None, 0
+                if not n:
+                    continue
+                trained += n
+                warm = cfg.baseline and self.decisions < cfg.value_warmup
+                args = (data, cfg.update_epochs, cfg.prior_coef, cfg.lr, warm)
+                if cfg.overlap:
+                    actor.load_state_dict(self.net.state_dict())
+                    fitting, queued = (pool.submit(self.fit, *args), n, col.decisions - played0), n
+                else:
+                    done: Future[dict[str, float]] = Future()
+                    done.set_result(self.fit(*args))
+                    self._fitted(col, bar, done, n, col.decisions - played0)
+            if fitting is not None:
+                self._fitted(col, bar, *fitting)
         bar.close()
         return trained, col.decisions, time.perf_counter() - start
+
+    def _fitted(self, col: Collector, bar: tqdm, fit: Future[dict[str, float]], n: int, played: int) -> None:
+        """Book a finished update round of ``n`` learner decisions (``played``: every seat's): counters, log row
+        (rates over the time since the previous round was booked), snapshot pool, evaluation and resume state."""
+        cfg = self.cfg
+        stats = fit.result()
+        self.decisions += n
+        now = time.time()
+        dt, self.booked = now - self.booked, now
+        self.wall += dt
+        bar.update(n)
+        row = stats | {"charts/decisions_per_s": n / max(dt, 1e-9),
+                       "charts/all_seat_decisions_per_s": played / max(dt, 1e-9)}  # fmt: skip
+        if col.learner_scores:
+            row["charts/points_per_deal"] = float(np.mean(col.learner_scores))
+            col.learner_scores.clear()
+        self.log(row)
+        if self.decisions >= self.next_snapshot:
+            self.pool = [*self.pool, {k: v.clone() for k, v in self.net.state_dict().items()}][-cfg.pool_size :]
+            col.snapshots_on = True
+            self.next_snapshot += cfg.snapshot_every
+        if self.decisions >= self.next_eval or self.decisions >= cfg.decisions:
+            self.evaluate()
+            self.next_eval += cfg.eval_every
+            self.save_state()
+            self.booked = time.time()  # evaluation time is not training time
 
     def finish(self) -> Path:
         return finish_run(self.cfg, self.dir, self.contract, self.logger)

@@ -46,6 +46,7 @@ def check_seed(seed: Any) -> int | None:
 
 def check_turn(env: Any, agent_name: str) -> None:
     """``ValueError`` unless ``agent_name`` is the seat on move in the PettingZoo ``env`` and its game goes on."""
+    env = getattr(env, "unwrapped", env)  # PettingZoo wrappers forward these attributes through slow __getattr__s
     on_move = getattr(env, "agent_selection", None)
     if agent_name != on_move:
         raise ValueError(f"{agent_name!r} is not on move: {on_move!r} is (an agent acts only for the seat on move)")

@@ -26,10 +26,11 @@ DISPATCHERS: list[Any] = []
 
 
 def kernel(**options: Any) -> Callable[[Callable[..., Any]], Any]:
-    """``numba.njit(cache=True, **options)``, the function recorded in :data:`DISPATCHERS`."""
+    """``numba.njit(cache=True, nogil=True, **options)``, the function recorded in :data:`DISPATCHERS` (without the
+    GIL: a trainer's second thread runs torch while its first runs the engine)."""
 
     def wrap(fn: Callable[..., Any]) -> Any:
-        d = njit(cache=True, **options)(fn)
+        d = njit(cache=True, nogil=True, **options)(fn)
         DISPATCHERS.append(d)
         return d
 
