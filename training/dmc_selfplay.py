@@ -507,7 +507,7 @@ class Run:
                 data = col.take()
                 n = data["action"].shape[0]
                 if fitting is not None:
-                    self._fitted(col, bar, *fitting)
+                    self._fitted(col, bar, fitting[0].result(), *fitting[1:])
                     fitting, queued = None, 0
                 if not n:
                     continue
@@ -518,19 +518,17 @@ class Run:
                     actor.load_state_dict(self.net.state_dict())
                     fitting, queued = (pool.submit(self.fit, *args), n, col.decisions - played0), n
                 else:
-                    done: Future[dict[str, float]] = Future()
-                    done.set_result(self.fit(*args))
-                    self._fitted(col, bar, done, n, col.decisions - played0)
+                    self._fitted(col, bar, self.fit(*args), n, col.decisions - played0)
             if fitting is not None:
-                self._fitted(col, bar, *fitting)
+                self._fitted(col, bar, fitting[0].result(), *fitting[1:])
         bar.close()
         return trained, col.decisions, time.perf_counter() - start
 
-    def _fitted(self, col: Collector, bar: tqdm, fit: Future[dict[str, float]], n: int, played: int) -> None:
-        """Book a finished update round of ``n`` learner decisions (``played``: every seat's): counters, log row
-        (rates over the time since the previous round was booked), snapshot pool, evaluation and resume state."""
+    def _fitted(self, col: Collector, bar: tqdm, stats: dict[str, float], n: int, played: int) -> None:
+        """Book a finished update round of ``n`` learner decisions (``played``: every seat's; ``stats``: the fit's
+        losses): counters, log row (rates over the time since the previous round was booked), snapshot pool,
+        evaluation and resume state."""
         cfg = self.cfg
-        stats = fit.result()
         self.decisions += n
         now = time.time()
         dt, self.booked = now - self.booked, now
