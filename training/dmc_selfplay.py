@@ -487,7 +487,7 @@ class Run:
         With ``cfg.overlap`` a rollout is fit on a second thread while the next is played by a copy of the
         network taken before that fit (results do not depend on the threads' timing)."""
         cfg = self.cfg
-        start, trained, queued = time.perf_counter(), 0, 0
+        start, trained = time.perf_counter(), 0
         col = self.collector()
         col.snapshots_on = bool(self.pool)
         snap = PolicyNet(hidden=tuple(cfg.hidden)).eval()
@@ -497,7 +497,7 @@ class Run:
         fitting: tuple[Future[dict[str, float]], int, int] | None = None  # (fit, its decisions, every seat's)
         self.booked = time.time()
         with ThreadPoolExecutor(1, thread_name_prefix="fit") as pool:
-            while self.decisions + queued < cfg.decisions and (
+            while self.decisions + (fitting[1] if fitting else 0) < cfg.decisions and (
                     seconds is None or time.perf_counter() - start < seconds):  # fmt: skip
                 if self.pool:
                     snap.load_state_dict(self.pool[int(self.rng.integers(len(self.pool)))])
@@ -508,7 +508,7 @@ class Run:
                 n = data["action"].shape[0]
                 if fitting is not None:
                     self._fitted(col, bar, fitting[0].result(), *fitting[1:])
-                    fitting, queued = None, 0
+                    fitting = None
                 if not n:
                     continue
                 trained += n
@@ -516,7 +516,7 @@ class Run:
                 args = (data, cfg.update_epochs, cfg.prior_coef, cfg.lr, warm)
                 if cfg.overlap:
                     actor.load_state_dict(self.net.state_dict())
-                    fitting, queued = (pool.submit(self.fit, *args), n, col.decisions - played0), n
+                    fitting = (pool.submit(self.fit, *args), n, col.decisions - played0)
                 else:
                     self._fitted(col, bar, self.fit(*args), n, col.decisions - played0)
             if fitting is not None:
