@@ -62,7 +62,7 @@ class NeuralAgent(Agent):
         super().__init__(seed)
         import torch
 
-        from ..nn import load_checkpoint
+        from ..nn import compiled_greedy, flat_policy, load_checkpoint
         from . import make
 
         if not isinstance(fallback, str):
@@ -77,13 +77,15 @@ class NeuralAgent(Agent):
             raise ValueError(f"no checkpoint (*.pt) found in folder {str(p)!r}")
         self.nets: dict[str, Any] = {}
         self.meta: dict[str, dict[str, Any]] = {}
-        self._flat: dict[str, tuple[np.ndarray, ...]] = {}  # per contract: its network for card_actions
         for f in files:
             net, ckpt = load_checkpoint(f)
             if ckpt["contract"] in self.nets:
                 raise ValueError(f"two checkpoints for contract {ckpt['contract']!r} in {str(p)!r}")
             self.nets[ckpt["contract"]] = net
             self.meta[ckpt["contract"]] = ckpt.get("meta", {})
+        #: Per contract its network as :meth:`card_actions`' compiled pass reads it; the pass itself.
+        self._flat = {c: flat_policy(net) for c, net in self.nets.items()}
+        self._compiled_greedy = compiled_greedy
         try:
             self.fallback = make(fallback, seed=seed)
         except ValueError as e:
@@ -160,15 +162,11 @@ class NeuralAgent(Agent):
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         net = self._net(contract)
-        from ..nn import compiled_greedy, flat_policy
-
-        flat = self._flat.get(contract)
-        if flat is None:
-            flat = self._flat[contract] = flat_policy(net)
         self._check(net, obs, mask)
-        best, near, _ = compiled_greedy(flat, obs, mask, TIE)
-        for i in np.flatnonzero(near):
-            best[i] = self._choose(net, obs[i], mask[i])
+        best, near, _ = self._compiled_greedy(self._flat[contract], obs, mask, TIE)
+        if near.any():
+            for i in np.flatnonzero(near):
+                best[i] = self._choose(net, obs[i], mask[i])
         return best
 
     def _bidding_role(self, phase: int) -> str | None:
