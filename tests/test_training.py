@@ -13,6 +13,7 @@ from barbu_env import agents  # noqa: E402
 from barbu_env.evaluation import evaluate  # noqa: E402
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
+from barbu_env.vector.core import COLUMNS  # noqa: E402
 from training import ppo, rollout_q  # noqa: E402
 from training.common import load_config  # noqa: E402
 from training.dmc_selfplay import SelfPlayConfig  # noqa: E402
@@ -175,6 +176,43 @@ def test_learner_rollouts_label_every_legal_move_with_the_policys_playout(tmp_pa
         heur.append(Rollouts(lab.env.tables).play_out(rows, acts, 1)[:, seat[g]] / lab.scale)
         assert np.allclose(part["q"][j, acts].astype(np.float32), own[-1], atol=2e-3)
     assert not np.allclose(np.concatenate(own), np.concatenate(heur), atol=2e-3)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5])
+def test_rollout_opponents_draws_the_playout_seats_once_per_labelled_state(share: float) -> None:
+    """``rollout_opponents``: the labelled seat's playouts are the learner's, each other seat the learner's with that
+    probability, drawn once per labelled state (the same for its every move and world); 0 is ``learner_seat``."""
+    cfg = RolloutQConfig(rollout="learner", rollout_opponents=share, worlds=2, label_prob=1.0)
+    policy = rollout_q.LearnerPolicy("no_hearts", Rules())
+    net = PolicyNet(hidden=(16,)).eval()
+    policy.load(net)
+    lab = rollout_q.Labeller("no_hearts", Rules(), 64, np.random.default_rng(0), cfg, policy)
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    play_out = lab.rollouts.play_out
+
+    def recording(rows, first, seats=None):
+        seen.append((rows[:, COLUMNS["to_move"]].copy(), np.array(seats)))
+        return play_out(rows, first, seats)
+
+    lab.rollouts.play_out = recording  # type: ignore[method-assign]
+    others: list[int] = []
+    while len(others) < 300:
+        part = lab.step(net, None)
+        if part is None:
+            continue
+        to_move, seats = seen[-1]
+        assert seats[np.arange(len(seats)), to_move].all()  # the labelled seat: always the learner
+        counts = part["mask"].sum(1)
+        per_world = seats.reshape(2, counts.sum(), 4)
+        assert (per_world[0] == per_world[1]).all()
+        for a, n in zip(np.cumsum(counts) - counts, counts, strict=True):
+            block = per_world[0, a : a + n]
+            assert (block == block[0]).all()  # every move of the state
+            others.append(int(block[0].sum()) - 1)
+    mean = np.mean(others) / 3
+    assert (mean == 0.0) if share == 0 else (0.4 < mean < 0.6)
+    with pytest.raises(ValueError, match=r"rollout_opponents < 1 \(no_hearts\) needs rollout=learner"):
+        rollout_q.train(RolloutQConfig(rollout="heuristic", rollout_opponents=0.5, contracts=["no_hearts"]))
 
 
 def test_pimc_evaluation_is_logged_and_selects_when_asked(tmp_path: Path) -> None:

@@ -67,13 +67,12 @@ INF = float("inf")
 _COUNTS = ("threads", "workers", "epochs", "minibatch", "num_games", "bc_epochs", "rollout_decisions", "update_epochs",
            "snapshot_every", "pool_size", "eval_every", "eval_boards", "hidden", "chunk", "buffer", "rollout_threads",
            "worlds")  # fmt: skip
+_SHARES = ("double_prob", "label_prob", "p_heuristic", "p_snapshot", "gae_lambda", "doubled", "lr_final", "epsilon",
+           "rollout_opponents")  # fmt: skip
 #: Allowed ranges ``(low, high)``, inclusive, of numeric settings (of every training config); other
 #: integers must be >= 0 and other floats finite.
 RANGES: dict[str, tuple[float, float]] = {
-    **dict.fromkeys(
-        ("double_prob", "label_prob", "p_heuristic", "p_snapshot", "gae_lambda", "doubled", "lr_final", "epsilon"),
-        (0.0, 1.0),
-    ),
+    **dict.fromkeys(_SHARES, (0.0, 1.0)),
     **dict.fromkeys(_COUNTS, (1, INF)),
     **dict.fromkeys(("lr", "clip", "max_grad_norm", "bc_temp"), (1e-12, INF)),
     **dict.fromkeys(("weight_decay", "bc_coef", "bc_final", "ent_coef", "vf_coef"), (0.0, INF)),

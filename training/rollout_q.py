@@ -153,6 +153,11 @@ class RolloutQConfig(CommonConfig):
     round, greedy, in every seat: policy iteration on the learner's own values; about 70 times the playout cost)
     or ``learner_seat`` (that copy in the labelled seat, the compiled heuristic in the other three: the learner's
     own values against heuristic opponents, as it is trained with ``p_heuristic`` 1)."""
+    rollout_opponents: float = 1.0
+    """With ``rollout: learner``, the probability that each of the other three seats of a labelled state's playouts
+    is played by the learner's copy, drawn per labelled state and seat (the same for all its moves and worlds); the
+    other seats are the compiled heuristic's. 1: the copy in every seat; 0: as ``learner_seat``. Between: the
+    learner's values against a mix of itself and the heuristic."""
     ema: float = 0.0
     """If > 0, the decay per update of an exponential moving average of the network's weights
     (``torch.optim.swa_utils``): the average is what is evaluated, selected and saved, while the learner plays and
@@ -257,9 +262,12 @@ class Labeller:
             pairs, acting = np.arange(rows.shape[0]), np.tile(seat[idx][per], cfg.worlds)
             if self.by_policy:
                 seats = None
-                if cfg.rollout == "learner_seat":
-                    seats = np.zeros((rows.shape[0], 4), bool)
-                    seats[pairs, acting] = True
+                if cfg.rollout == "learner_seat" or cfg.rollout_opponents < 1:
+                    own = np.zeros((idx.size, 4), bool)
+                    if cfg.rollout == "learner":
+                        own = self.rng.random((idx.size, 4)) < cfg.rollout_opponents
+                    own[np.arange(idx.size), seat[idx]] = True
+                    seats = np.tile(own[per], (cfg.worlds, 1))
                 scores = self.rollouts.play_out(rows, first, seats)
             else:
                 scores = self.rollouts.play_out(rows, first, cfg.rollout_threads)
@@ -551,6 +559,9 @@ def train(cfg: RolloutQConfig, resume: bool = False) -> dict[str, Path]:
     for c in cfg.contracts:
         if cfg.for_contract(c).select == "pimc" and not cfg.for_contract(c).eval_pimc:
             raise ValueError(f"config select=pimc ({c}) needs eval_pimc > 0: the boards of the PIMC evaluation")
+        if cfg.for_contract(c).rollout_opponents < 1 and cfg.for_contract(c).rollout != "learner":
+            raise ValueError(f"config rollout_opponents < 1 ({c}) needs rollout=learner: the other rollouts fix "
+                             "who plays the opponents' seats")  # fmt: skip
     if cfg.workers == 1:
         return {c: train_contract(cfg, c, resume) for c in cfg.contracts}
     import multiprocessing
