@@ -580,3 +580,26 @@ def test_ema_weights_are_evaluated_saved_and_resumed(tmp_path: Path) -> None:
     rollout_q.train(longer, resume=True)
     again = torch.load(tmp_path / "no_queens" / "state.pt", weights_only=False)
     assert again["ema"]["n_averaged"] == again["updates"] > state["updates"]
+
+
+def test_average_writes_the_mean_of_the_networks_and_refuses_other_sizes(tmp_path: Path) -> None:
+    """``training.average``: every weight is the inputs' mean; the inputs are recorded; other sizes are refused."""
+    from training import average
+
+    paths = []
+    for i in range(3):
+        torch.manual_seed(i)
+        save_checkpoint(tmp_path / f"{i}.pt", PolicyNet(hidden=(16,), card_hidden=4), "no_hearts", {}, {"states": i})
+        paths.append(str(tmp_path / f"{i}.pt"))
+    average.main([str(tmp_path / "avg.pt"), *paths])
+    net, ckpt = load_checkpoint(tmp_path / "avg.pt")
+    parts = [load_checkpoint(p)[0].state_dict() for p in paths]
+    for k, v in net.state_dict().items():
+        want = sum(p[k] for p in parts) / 3
+        assert torch.allclose(v, want.half().float(), atol=1e-3), k
+    assert [s["meta"]["states"] for s in ckpt["meta"]["averaged"]] == [0, 1, 2]
+    save_checkpoint(tmp_path / "other.pt", PolicyNet(hidden=(8,)), "no_hearts", {})
+    with pytest.raises(ValueError, match=r"other.pt' is \(contract, hidden, card_hidden\) \('no_hearts', \[8\], 0\)"):
+        average.average([paths[0], str(tmp_path / "other.pt")])
+    with pytest.raises(ValueError, match="at least two checkpoints, got 1"):
+        average.average(paths[:1])

@@ -1,0 +1,60 @@
+"""Average the weights of several checkpoints of one network (weight averaging over a run's snapshots).
+
+``python -m training.average OUT.pt A.pt B.pt [...]`` writes the checkpoint whose every weight is the mean of the
+inputs' (``torch.optim.swa_utils.AveragedModel``, equal weights), as stochastic weight averaging does with the
+snapshots of one run: the inputs must play the same contract with the same sizes, and should come from one run
+(or from runs started from one checkpoint), whose networks lie close enough in weight space for their mean to
+play well; the result is evaluated like any checkpoint (``barbu-eval``). ``OUT`` carries the first input's config
+and, in its ``meta``, the inputs (path, SHA-256, labelled states and the meta of each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from torch.optim.swa_utils import AveragedModel
+
+from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
+
+
+def average(paths: list[str | Path]) -> tuple[PolicyNet, dict[str, Any]]:
+    """``(network whose weights are the mean of the checkpoints at paths, the first one's checkpoint dict)``;
+    ``ValueError`` naming the file when fewer than two are given or one plays another contract or has other
+    sizes than the first."""
+    if len(paths) < 2:
+        raise ValueError(f"average needs at least two checkpoints, got {len(paths)}")
+    loaded = [load_checkpoint(p) for p in paths]
+    net, first = loaded[0]
+    sizes = (first["contract"], first["hidden"], first.get("card_hidden", 0))
+    for p, (_, ckpt) in zip(paths[1:], loaded[1:], strict=True):
+        other = (ckpt["contract"], ckpt["hidden"], ckpt.get("card_hidden", 0))
+        if other != sizes:
+            first_name = repr(str(paths[0]))
+            raise ValueError(f"checkpoint {str(p)!r} is (contract, hidden, card_hidden) {other}, the first "
+                             f"({first_name}) {sizes}: only networks of one contract and sizes average")  # fmt: skip
+    avg = AveragedModel(net)
+    for model, _ in loaded:
+        avg.update_parameters(model)
+    return avg.module, first
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m training.average", description=__doc__.splitlines()[0])
+    ap.add_argument("out", help="the checkpoint to write")
+    ap.add_argument("inputs", nargs="+", help="two or more checkpoints of one contract and sizes")
+    args = ap.parse_args(argv)
+    net, first = average(args.inputs)
+    sources = []
+    for p in args.inputs:
+        _, ckpt = load_checkpoint(p)
+        sources.append({"file": str(p), "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest(),
+                        "meta": ckpt.get("meta", {})})  # fmt: skip
+    save_checkpoint(args.out, net, first["contract"], first["config"], {"averaged": sources})
+    print(f"wrote {args.out}: the mean of {len(args.inputs)} {first['contract']} networks")
+
+
+if __name__ == "__main__":
+    main()
