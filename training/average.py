@@ -20,8 +20,8 @@ from torch.optim.swa_utils import AveragedModel
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
 
 
-def average(paths: list[str | Path]) -> tuple[PolicyNet, dict[str, Any]]:
-    """``(network whose weights are the mean of the checkpoints at paths, the first one's checkpoint dict)``;
+def average(paths: list[str | Path]) -> tuple[PolicyNet, list[dict[str, Any]]]:
+    """``(network whose weights are the mean of the checkpoints at paths, their checkpoint dicts)``;
     ``ValueError`` naming the file when fewer than two are given or one plays another contract or has other
     sizes than the first."""
     if len(paths) < 2:
@@ -38,7 +38,7 @@ def average(paths: list[str | Path]) -> tuple[PolicyNet, dict[str, Any]]:
     avg = AveragedModel(net)
     for model, _ in loaded:
         avg.update_parameters(model)
-    return avg.module, first
+    return avg.module, [ckpt for _, ckpt in loaded]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -46,12 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("out", help="the checkpoint to write")
     ap.add_argument("inputs", nargs="+", help="two or more checkpoints of one contract and sizes")
     args = ap.parse_args(argv)
-    net, first = average(args.inputs)
-    sources = []
-    for p in args.inputs:
-        _, ckpt = load_checkpoint(p)
-        sources.append({"file": str(p), "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest(),
-                        "meta": ckpt.get("meta", {})})  # fmt: skip
+    net, ckpts = average(args.inputs)
+    first = ckpts[0]
+    sources = [{"file": str(p), "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest(), "meta": c.get("meta", {})}
+               for p, c in zip(args.inputs, ckpts, strict=True)]  # fmt: skip
     save_checkpoint(args.out, net, first["contract"], first["config"], {"averaged": sources})
     print(f"wrote {args.out}: the mean of {len(args.inputs)} {first['contract']} networks")
 
