@@ -44,7 +44,6 @@ from .actions import NUM_ACTIONS
 from .contracts import CONTRACT_NAMES
 from .env import raw_env
 from .observation import BLOCKS, OBS_SIZE
-from .vector.jit import greedy_actions
 
 FORMAT = "barbu_env.policy/1"
 #: The env id checkpoints are trained on and checked against (see the version policy above).
@@ -280,6 +279,8 @@ def compiled_greedy(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndar
     (float32 [n, OBS_SIZE]) and masks (int8 [n, A]): the first legal action of the largest logit, whether the two
     largest legal logits lie within ``tie`` (relative), and the logits of the legal actions (-inf for the illegal
     ones, which the pass does not compute)."""
+    from .vector.jit import greedy_actions
+
     obs, mask = np.ascontiguousarray(obs, np.float32), np.ascontiguousarray(mask, np.int8)
     n = obs.shape[0]
     logits = np.empty((n, mask.shape[1]), np.float32)

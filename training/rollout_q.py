@@ -263,9 +263,10 @@ class Labeller:
             if self.by_policy:
                 seats = None
                 if cfg.rollout == "learner_seat" or cfg.rollout_opponents < 1:
-                    own = np.zeros((idx.size, 4), bool)
                     if cfg.rollout == "learner":
                         own = self.rng.random((idx.size, 4)) < cfg.rollout_opponents
+                    else:
+                        own = np.zeros((idx.size, 4), bool)
                     own[np.arange(idx.size), seat[idx]] = True
                     seats = np.tile(own[per], (cfg.worlds, 1))
                 scores = self.rollouts.play_out(rows, first, seats)
@@ -557,9 +558,10 @@ def train(cfg: RolloutQConfig, resume: bool = False) -> dict[str, Path]:
     """Train every contract of ``cfg``, ``workers`` contracts at a time (one process each); returns the best
     checkpoint path of each."""
     for c in cfg.contracts:
-        if cfg.for_contract(c).select == "pimc" and not cfg.for_contract(c).eval_pimc:
+        cc = cfg.for_contract(c)
+        if cc.select == "pimc" and not cc.eval_pimc:
             raise ValueError(f"config select=pimc ({c}) needs eval_pimc > 0: the boards of the PIMC evaluation")
-        if cfg.for_contract(c).rollout_opponents < 1 and cfg.for_contract(c).rollout != "learner":
+        if cc.rollout_opponents < 1 and cc.rollout != "learner":
             raise ValueError(f"config rollout_opponents < 1 ({c}) needs rollout=learner: the other rollouts fix "
                              "who plays the opponents' seats")  # fmt: skip
     if cfg.workers == 1:
