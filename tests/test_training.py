@@ -583,7 +583,8 @@ def test_ema_weights_are_evaluated_saved_and_resumed(tmp_path: Path) -> None:
 
 
 def test_average_writes_the_mean_of_the_networks_and_refuses_other_sizes(tmp_path: Path) -> None:
-    """``training.average``: every weight is the inputs' mean; the inputs are recorded; other sizes are refused."""
+    """``training.average``: every weight is the inputs' mean (or their weighted mean with ``--weights``); the
+    inputs are recorded; other sizes and bad weights are refused."""
     from training import average
 
     paths = []
@@ -603,3 +604,11 @@ def test_average_writes_the_mean_of_the_networks_and_refuses_other_sizes(tmp_pat
         average.average([paths[0], str(tmp_path / "other.pt")])
     with pytest.raises(ValueError, match="at least two checkpoints, got 1"):
         average.average(paths[:1])
+    average.main([str(tmp_path / "w.pt"), *paths[:2], "--weights", "1", "3"])
+    net, ckpt = load_checkpoint(tmp_path / "w.pt")
+    for k, v in net.state_dict().items():
+        assert torch.allclose(v, (0.25 * parts[0][k] + 0.75 * parts[1][k]).half().float(), atol=1e-3), k
+    assert [s["weight"] for s in ckpt["meta"]["averaged"]] == [0.25, 0.75]
+    for bad in ([1.0], [1.0, 0.0]):
+        with pytest.raises(ValueError, match=r"for 2 checkpoints: give one positive number per checkpoint"):
+            average.average(paths[:2], bad)
