@@ -609,6 +609,6 @@ def test_average_writes_the_mean_of_the_networks_and_refuses_other_sizes(tmp_pat
     for k, v in net.state_dict().items():
         assert torch.allclose(v, (0.25 * parts[0][k] + 0.75 * parts[1][k]).half().float(), atol=1e-3), k
     assert [s["weight"] for s in ckpt["meta"]["averaged"]] == [0.25, 0.75]
-    for bad in ([1.0], [1.0, 0.0]):
-        with pytest.raises(ValueError, match=r"for 2 checkpoints: give one positive number per checkpoint"):
+    for bad in ([1.0], [1.0, 0.0], [1.0, float("nan")]):
+        with pytest.raises(ValueError, match=r"for 2 checkpoints: give one positive finite number per checkpoint"):
             average.average(paths[:2], bad)

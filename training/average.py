@@ -3,16 +3,17 @@
 ``python -m training.average OUT.pt A.pt B.pt [...]`` writes the checkpoint whose every weight is the mean of the
 inputs' (``torch.optim.swa_utils.AveragedModel``), as stochastic weight averaging does with the snapshots of one
 run; ``--weights 1 3`` weighs them (here ¼ A + ¾ B: a point on the line between two networks). The inputs must
-play the same contract with the same sizes, and should come from one run
-(or from runs started from one checkpoint), whose networks lie close enough in weight space for their mean to
-play well; the result is evaluated like any checkpoint (``barbu-eval``). ``OUT`` carries the first input's config
-and, in its ``meta``, the inputs (path, SHA-256, weight and the meta of each).
+play the same contract with the same sizes, and should come from one run (or from runs started from one
+checkpoint), whose networks lie close enough in weight space for their mean to play well; the result is evaluated
+like any checkpoint (``barbu-eval``). ``OUT`` carries the first input's config and, in its ``meta``, the inputs
+(path, SHA-256, share of the weight and the meta of each).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,14 +25,16 @@ from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
 
 def average(paths: list[str | Path], weights: list[float] | None = None) -> tuple[PolicyNet, list[dict[str, Any]]]:
     """``(network whose weights are the mean of the checkpoints at paths, their checkpoint dicts)``, the mean
-    weighted by ``weights`` (one positive number per path; None: equal); ``ValueError`` naming the file when fewer
-    than two are given or one plays another contract or has other sizes than the first, or naming the weights
-    when they are not one positive number per checkpoint."""
+    weighted by ``weights`` (one positive finite number per path; None: equal); ``ValueError`` naming the file
+    when fewer than two are given or one plays another contract or has other sizes than the first, or naming the
+    weights when they are not one positive finite number per checkpoint."""
     if len(paths) < 2:
         raise ValueError(f"average needs at least two checkpoints, got {len(paths)}")
     w = [1.0] * len(paths) if weights is None else [float(x) for x in weights]
-    if len(w) != len(paths) or not all(x > 0 for x in w):
-        raise ValueError(f"weights {weights} for {len(paths)} checkpoints: give one positive number per checkpoint")
+    if len(w) != len(paths) or not all(0 < x < math.inf for x in w):
+        raise ValueError(
+            f"weights {weights} for {len(paths)} checkpoints: give one positive finite number per checkpoint"
+        )
     loaded = [load_checkpoint(p) for p in paths]
     net, first = loaded[0]
     sizes = (first["contract"], first["hidden"], first.get("card_hidden", 0))
