@@ -23,11 +23,12 @@ from torch.optim.swa_utils import AveragedModel
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
 
 
-def average(paths: list[str | Path], weights: list[float] | None = None) -> tuple[PolicyNet, list[dict[str, Any]]]:
-    """``(network whose weights are the mean of the checkpoints at paths, their checkpoint dicts)``, the mean
-    weighted by ``weights`` (one positive finite number per path; None: equal); ``ValueError`` naming the file
-    when fewer than two are given or one plays another contract or has other sizes than the first, or naming the
-    weights when they are not one positive finite number per checkpoint."""
+def average(paths: list[str | Path],
+            weights: list[float] | None = None) -> tuple[PolicyNet, list[dict[str, Any]], list[float]]:  # fmt: skip
+    """``(network whose weights are the mean of the checkpoints at paths, their checkpoint dicts, each one's share
+    of the weight)``, the mean weighted by ``weights`` (one positive finite number per path; None: equal);
+    ``ValueError`` naming the file when fewer than two are given or one plays another contract or has other sizes
+    than the first, or naming the weights when they are not one positive finite number per checkpoint."""
     if len(paths) < 2:
         raise ValueError(f"average needs at least two checkpoints, got {len(paths)}")
     w = [1.0] * len(paths) if weights is None else [float(x) for x in weights]
@@ -53,7 +54,7 @@ def average(paths: list[str | Path], weights: list[float] | None = None) -> tupl
     avg = AveragedModel(net, avg_fn=running_mean)
     for model, _ in loaded:
         avg.update_parameters(model)
-    return cast(PolicyNet, avg.module), [ckpt for _, ckpt in loaded]
+    return cast(PolicyNet, avg.module), [ckpt for _, ckpt in loaded], [x / sum(w) for x in w]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -63,13 +64,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--weights", nargs="+", type=float, help="one positive weight per input (default: equal)")
     args = ap.parse_args(argv)
     try:
-        net, ckpts = average(args.inputs, args.weights)
+        net, ckpts, shares = average(args.inputs, args.weights)
     except ValueError as e:
         ap.error(str(e))
     first = ckpts[0]
-    weights = args.weights or [1.0] * len(args.inputs)
-    sources = [{"file": str(p), "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest(), "weight": w / sum(weights),
-                "meta": c.get("meta", {})} for p, c, w in zip(args.inputs, ckpts, weights, strict=True)]  # fmt: skip
+    sources = [{"file": str(p), "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest(), "weight": w,
+                "meta": c.get("meta", {})} for p, c, w in zip(args.inputs, ckpts, shares, strict=True)]  # fmt: skip
     save_checkpoint(args.out, net, first["contract"], first["config"], {"averaged": sources})
     print(
         f"wrote {args.out}: the {'weighted ' if args.weights else ''}mean of {len(args.inputs)} "
