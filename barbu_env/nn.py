@@ -228,7 +228,10 @@ class PolicyNet(nn.Module):
 
     def scores(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits of every action, value)``, unmasked (an illegal card's logit without the card head's score)."""
-        z = self.body(obs)
+        return self.heads(self.body(obs), obs, mask)
+
+    def heads(self, z: torch.Tensor, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`scores` from the trunk's output ``z`` (:meth:`body` of ``obs``), for callers that read ``z`` too."""
         logits = self.policy(z)
         if self.card_head is not None:  # scored for the legal cards only, as the compiled pass does
             head = self.card_head

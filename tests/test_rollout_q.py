@@ -149,3 +149,49 @@ def test_imitation_weight_falls_to_bc_final_over_bc_states():
     assert imitation_weight(cfg, 1000) == imitation_weight(cfg, 5000) == pytest.approx(0.01)
     with pytest.raises(ValueError, match="bc_final"):
         load_config(RolloutQConfig, None, ["bc_final=-1"])
+
+
+def test_belief_labels_name_the_holder_of_each_hidden_card_relative_to_the_seat_on_move():
+    """``belief``'s labels (R1.3 four hands, R4 play): after "2C 5C" of a No hearts deal dealt by seat 0, seat 2 is on
+    move; each card of seats 3, 0, 1 is labelled 0, 1, 2 (next, opposite, previous), its own and the played ones -1."""
+    from helpers import make_deal, play
+
+    from barbu_env.cards import parse_cards
+    from training.rollout_q import hidden_owners
+
+    hands = ["2C 3C 4C 5S 6S 7S 8S 9S TS JS QS KS AS", "5C 6C 7C 8C 2S 3S 4S 2D 3D 4D 5D 6D 7D",
+             "9C TC JC QC KC AC 8D 9D TD JD QD KD AD", "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH"]  # fmt: skip
+    d = make_deal(hands, declarer=0, contract="no_hearts", rules=Rules(doubling="off"))
+    play(d, "2C 5C")
+    assert d.to_move == 2
+    owner = hidden_owners(state_of_deal(d, build_tables(Rules(doubling="off"))).data)[0]
+    want = np.full(52, -1)
+    for label, seat in enumerate((3, 0, 1)):
+        want[[c for c in parse_cards(hands[seat]) if c not in parse_cards("2C 5C")]] = label
+    np.testing.assert_array_equal(owner, want)
+
+
+def test_belief_head_trains_beside_the_network_resumes_and_is_not_saved(tmp_path):
+    """``belief`` > 0: the labelled states carry the owners, the auxiliary loss is logged, the resume state holds the
+    head (a resume without it is refused, naming the setting), and the saved policy is the plain network."""
+    import csv
+    from pathlib import Path
+
+    from barbu_env.nn import load_checkpoint
+    from training import rollout_q
+
+    root = Path(__file__).resolve().parents[1]
+    over = [f"out_dir={tmp_path / 'run'}", "contracts=[no_hearts]", "final_eval_deals=0", "card_hidden=8", "belief=0.5"]
+    rollout_q.train(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", over))
+    with open(tmp_path / "run" / "no_hearts" / "metrics.csv") as f:
+        ce = [float(r["value"]) for r in csv.DictReader(f) if r["metric"] == "losses/belief_ce"]
+    assert ce and all(0 < x < 2 for x in ce)  # ln 3 = 1.10 at chance
+    state = torch.load(tmp_path / "run" / "no_hearts" / "state.pt", weights_only=False)
+    assert state["belief"]["weight"].shape == (52 * 3, 32)
+    net, _ = load_checkpoint(tmp_path / "run" / "no_hearts" / "best.pt")
+    assert not any("belief" in k for k in net.state_dict())
+    more = [*over, f"states={state['states'] + 1500}"]
+    rollout_q.train(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", more), resume=True)
+    with pytest.raises(ValueError, match="belief"):
+        rollout_q.train(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", [*more[:-2], "belief=0"]),
+                        resume=True)  # fmt: skip

@@ -75,7 +75,7 @@ RANGES: dict[str, tuple[float, float]] = {
     **dict.fromkeys(_SHARES, (0.0, 1.0)),
     **dict.fromkeys(_COUNTS, (1, INF)),
     **dict.fromkeys(("lr", "clip", "max_grad_norm", "bc_temp"), (1e-12, INF)),
-    **dict.fromkeys(("weight_decay", "bc_coef", "bc_final", "ent_coef", "vf_coef"), (0.0, INF)),
+    **dict.fromkeys(("weight_decay", "bc_coef", "bc_final", "ent_coef", "vf_coef", "belief"), (0.0, INF)),
     "ema": (0.0, 0.99999),
 }
 #: The allowed values of text settings that are a choice among names.

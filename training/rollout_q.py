@@ -27,7 +27,9 @@ card from per-card features, ``barbu_env.nn.card_features``). One round:
    state; the loss is the MSE between the logits and the targets, both centred over the legal moves (only
    differences between moves matter to the argmax), plus the value head's MSE to the best move's target; each
    minibatch gets a random suit relabelling (training/augment.py: an exact symmetry of the deal). With ``ema`` a
-   moving average of the weights is kept beside them; the evaluations play it and ``best.pt`` holds it.
+   moving average of the weights is kept beside them; the evaluations play it and ``best.pt`` holds it. With
+   ``belief`` an auxiliary head on the trunk learns who holds each card the seat cannot see (labels from the true
+   deal); it is trained and resumed with the run, not saved with the policy.
 4. every ``eval_every`` labelled states: barbu-eval's duplicate boards (seed ``seed + 10000``) on the batched
    engine, 1 greedy policy vs 3 compiled heuristic, seats rotated, doubling off; the best network is kept
    (``best.pt``) and the resume state saved. Before each round's learning, the new (unseen) labelled states
@@ -69,7 +71,7 @@ from barbu_env.nn import PolicyNet, compiled_greedy, flat_policy, save_checkpoin
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.encode import unpack_observations
-from barbu_env.vector.worlds import resample_hands
+from barbu_env.vector.worlds import HANDS, TO_MOVE, resample_hands
 
 from .augment import action_index, action_map, obs_index, suit_permutations
 from .common import SEVEN, CommonConfig, Logger, finish_run, init_weights, load_resume, run_cli, save_resume
@@ -162,6 +164,10 @@ class RolloutQConfig(CommonConfig):
     """If > 0, the decay per update of an exponential moving average of the network's weights
     (``torch.optim.swa_utils``): the average is what is evaluated, selected and saved, while the learner plays and
     labels with the trained weights. 0: no average."""
+    belief: float = 0.0
+    """If > 0, the weight of an auxiliary loss: a linear head on the trunk's output predicts, for each card the seat
+    on move cannot see, which of the other three seats holds it (cross-entropy; labels from the true deal, free
+    from the simulator). It shapes the trunk only: the head is not part of the saved policy. 0: no such head."""
     workers: int = 1
     """Contracts trained at once, one process each (each with ``threads`` torch threads; the play and label phase
     of a process runs on one core)."""
@@ -277,6 +283,8 @@ class Labeller:
             q[per, acts] = own.mean(0) / self.scale
             out = {"bits": bits[idx], "numeric": numeric[idx], "mask": mask[idx].copy(), "q": q.astype(np.float16),
                    "teacher": teacher[idx]}  # fmt: skip
+            if cfg.belief > 0:
+                out["owner"] = hidden_owners(base)
         self.decisions += B
         rewards, done = env.step(actions)
         ended = np.flatnonzero(done)
@@ -285,6 +293,19 @@ class Labeller:
             self.learner_scores.extend(rewards[ended][learner].tolist())
             self._draw_roles(ended)
         return out
+
+
+def hidden_owners(rows: np.ndarray) -> np.ndarray:
+    """int8 ``[G, 52]``: for each game row of the batched engine and each card, which of the other seats holds it,
+    relative to the seat on move (0, 1, 2: the next seat, the one opposite, the previous one), -1 for the cards
+    that seat holds or that are out of every hand (the belief head's labels)."""
+    me = rows[:, TO_MOVE]
+    owner = np.full((rows.shape[0], 52), -1, np.int8)
+    bit = np.int64(1) << np.arange(52, dtype=np.int64)
+    for r in range(1, 4):
+        hand = rows[np.arange(rows.shape[0]), HANDS + (me + r) % 4]
+        owner[(hand[:, None] & bit) != 0] = r - 1
+    return owner
 
 
 class Buffer:
@@ -344,7 +365,11 @@ class Run:
         torch.manual_seed(cfg.seed)
         self.rng = np.random.default_rng([cfg.seed, SEVEN.index(contract)])
         self.net = PolicyNet(hidden=tuple(cfg.hidden), card_hidden=cfg.card_hidden)
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, fused=True)
+        width = cfg.hidden[-1] if cfg.hidden else self.net.obs_size
+        #: The auxiliary head of ``belief`` (52 cards x 3 seats), trained beside the network, not saved with it.
+        self.belief = torch.nn.Linear(width, 52 * 3) if cfg.belief > 0 else None
+        params = list(self.net.parameters()) + (list(self.belief.parameters()) if self.belief is not None else [])
+        self.opt = torch.optim.Adam(params, lr=cfg.lr, fused=True)
         self.ema: AveragedModel | None = None
         self.pool: list[dict[str, torch.Tensor]] = []
         self.states = self.updates = 0
@@ -363,6 +388,8 @@ class Run:
             self.ema = AveragedModel(self.net, multi_avg_fn=get_ema_multi_avg_fn(cfg.ema), use_buffers=True)
             if self.resumed:
                 self.ema.load_state_dict(saved["ema"])
+        if self.belief is not None and self.resumed:
+            self.belief.load_state_dict(saved["belief"])
         self.logger = Logger(self.dir, fresh=not self.resumed)
         self.policy = LearnerPolicy(contract, self.rules) if cfg.rollout != "heuristic" else None
 
@@ -371,6 +398,11 @@ class Run:
 
     def _load_state(self, path: Path) -> dict[str, Any]:
         """Restore the resume state at ``path``; returns it (its ``ema`` entry is read once the average exists)."""
+        if ("belief" in torch.load(path, map_location="cpu", weights_only=False)) != (self.belief is not None):
+            raise ValueError(
+                f"resume state {str(path)!r} was written with{'out' if self.belief else ''} the belief "
+                f"head: resume with belief {'0' if self.belief else '> 0'}, as the run was started"
+            )
         s = load_resume(path, self.contract, self.net, self.opt, self.rng)
         for k in self._KEYS:
             setattr(self, k, s[k])
@@ -378,6 +410,8 @@ class Run:
 
     def save_state(self) -> None:
         extra = {"ema": self.ema.state_dict()} if self.ema is not None else {}
+        if self.belief is not None:
+            extra["belief"] = self.belief.state_dict()
         save_resume(self.dir, self.contract, self.net, self.opt, self.rng,
                     {k: getattr(self, k) for k in self._KEYS} | extra)  # fmt: skip
 
@@ -406,10 +440,16 @@ class Run:
             legal = torch.from_numpy(b["mask"])[:, ai].bool()
             q = torch.from_numpy(b["q"].astype(np.float32))[:, ai]
             count = legal.sum(1, keepdim=True)
-            logits, v = self.net.scores(obs, legal)
+            z = self.net.body(obs)
+            logits, v = self.net.heads(z, obs, legal)
             mse = ((centred(logits, legal, count) - centred(q, legal, count)) ** 2).sum(1).div(count[:, 0]).mean()
             vmse = ((v - torch.where(legal, q, -1e9).max(1).values) ** 2).mean()
             loss = mse + vmse
+            if self.belief is not None:  # the owners' cards relabelled as the observation is
+                owner = torch.from_numpy(b["owner"])[:, ai[:52]].long()
+                ce = torch.nn.functional.cross_entropy(self.belief(z).view(-1, 3), owner.view(-1), ignore_index=-1)
+                loss = loss + cfg.belief * ce
+                stats.setdefault("losses/belief_ce", []).append(ce.item())
             if bc > 0:
                 ce = torch.nn.functional.cross_entropy(torch.where(legal, cfg.bc_temp * logits, -1e9),
                                                        torch.from_numpy(am[b["teacher"]]))  # fmt: skip
