@@ -193,5 +193,5 @@ def test_belief_head_trains_beside_the_network_resumes_and_is_not_saved(tmp_path
     more = [*over, f"states={state['states'] + 1500}"]
     rollout_q.train(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", more), resume=True)
     with pytest.raises(ValueError, match="belief"):
-        rollout_q.train(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", [*more[:-2], "belief=0"]),
+        rollout_q.train(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", [*over[:-1], "belief=0"]),
                         resume=True)  # fmt: skip

@@ -12,6 +12,7 @@ import shutil
 import sys
 import time
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -237,14 +238,17 @@ def save_resume(directory: Path, contract: str, net: PolicyNet, opt: torch.optim
     tmp.replace(directory / "state.pt")
 
 
-def load_resume(path: Path, contract: str, net: PolicyNet, opt: torch.optim.Optimizer,
-                rng: np.random.Generator) -> dict[str, Any]:  # fmt: skip
+def load_resume(path: Path, contract: str, net: PolicyNet, opt: torch.optim.Optimizer, rng: np.random.Generator,
+                check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Restore what :func:`save_resume` wrote into ``net``, ``opt``, ``rng`` and torch's generator; returns the
-    saved state (its counters); ``ValueError`` when it belongs to another contract or other sizes."""
+    saved state (its counters); ``ValueError`` when it belongs to another contract or other sizes, or when
+    ``check`` (the caller's own test of the saved state, run before anything is restored) raises it."""
     s = torch.load(path, map_location="cpu", weights_only=False)
     saved = s.get("sizes", {"hidden": s.get("hidden"), "card_hidden": 0})  # states written before card heads
     if s.get("contract") != contract or saved != sizes(net):
         raise ValueError(f"resume state {str(path)!r} belongs to another run (contract/sizes differ)")
+    if check is not None:
+        check(s)
     net.load_state_dict(s["net"])
     opt.load_state_dict(s["opt"])
     rng.bit_generator.state = s["rng"]

@@ -70,8 +70,9 @@ from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
 from barbu_env.nn import PolicyNet, compiled_greedy, flat_policy, save_checkpoint
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
+from barbu_env.vector.core import COLUMNS
 from barbu_env.vector.encode import unpack_observations
-from barbu_env.vector.worlds import HANDS, TO_MOVE, resample_hands
+from barbu_env.vector.worlds import resample_hands
 
 from .augment import action_index, action_map, obs_index, suit_permutations
 from .common import SEVEN, CommonConfig, Logger, finish_run, init_weights, load_resume, run_cli, save_resume
@@ -299,11 +300,11 @@ def hidden_owners(rows: np.ndarray) -> np.ndarray:
     """int8 ``[G, 52]``: for each game row of the batched engine and each card, which of the other seats holds it,
     relative to the seat on move (0, 1, 2: the next seat, the one opposite, the previous one), -1 for the cards
     that seat holds or that are out of every hand (the belief head's labels)."""
-    me = rows[:, TO_MOVE]
+    me = rows[:, COLUMNS["to_move"]]
     owner = np.full((rows.shape[0], 52), -1, np.int8)
     bit = np.int64(1) << np.arange(52, dtype=np.int64)
     for r in range(1, 4):
-        hand = rows[np.arange(rows.shape[0]), HANDS + (me + r) % 4]
+        hand = rows[np.arange(rows.shape[0]), COLUMNS["hands"] + (me + r) % 4]
         owner[(hand[:, None] & bit) != 0] = r - 1
     return owner
 
@@ -398,12 +399,15 @@ class Run:
 
     def _load_state(self, path: Path) -> dict[str, Any]:
         """Restore the resume state at ``path``; returns it (its ``ema`` entry is read once the average exists)."""
-        if ("belief" in torch.load(path, map_location="cpu", weights_only=False)) != (self.belief is not None):
-            raise ValueError(
-                f"resume state {str(path)!r} was written with{'out' if self.belief else ''} the belief "
-                f"head: resume with belief {'0' if self.belief else '> 0'}, as the run was started"
-            )
-        s = load_resume(path, self.contract, self.net, self.opt, self.rng)
+
+        def same_heads(saved: dict[str, Any]) -> None:
+            if ("belief" in saved) != (self.belief is not None):
+                raise ValueError(
+                    f"resume state {str(path)!r} was written with{'out' if self.belief else ''} the belief "
+                    f"head: resume with belief {'0' if self.belief else '> 0'}, as the run was started"
+                )
+
+        s = load_resume(path, self.contract, self.net, self.opt, self.rng, check=same_heads)
         for k in self._KEYS:
             setattr(self, k, s[k])
         return s
