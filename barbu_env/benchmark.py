@@ -557,7 +557,7 @@ def _train_rollout_q(rollout: str, card_hidden: int, chunk: int) -> Callable[[fl
             run.evaluate = lambda: {}  # no model selection inside the timed loop
             run.train(seconds=0.1)  # compile / load the kernels before timing
             states, played, dt = run.train(seconds=seconds)
-            run.logger.tb.close()
+            run.close_logs()
         print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s; states labelled with "
               f"every legal move's playout by the {rollout}, {cfg.replay:g} samples trained per state, minibatch "
               f"{cfg.minibatch}, card head {card_hidden})")  # fmt: skip

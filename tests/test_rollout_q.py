@@ -195,3 +195,44 @@ def test_belief_head_trains_beside_the_network_resumes_and_is_not_saved(tmp_path
     with pytest.raises(ValueError, match="belief"):
         rollout_q.train(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", [*over[:-1], "belief=0"]),
                         resume=True)  # fmt: skip
+
+
+def test_shared_network_learns_every_contract_from_equal_shares_and_resumes(tmp_path):
+    """``shared``: one network for two contracts. Its minibatches hold an equal share of each contract's states, told
+    apart by the observation's ``contract`` block; each contract keeps its own selection (``<contract>/best.pt``,
+    marked shared) and curve; the one resume state (``shared/state.pt``) resumes; per_contract and init settings,
+    which would make the contracts' networks differ, are refused."""
+    from pathlib import Path
+
+    from barbu_env.nn import load_checkpoint
+    from barbu_env.observation import BLOCKS, _CONTRACT_INDEX
+    from training import rollout_q
+
+    root = Path(__file__).resolve().parents[1]
+    both = ["no_queens", "trumps"]
+    over = [f"out_dir={tmp_path / 'run'}", "contracts=[no_queens, trumps]", "final_eval_deals=0", "card_hidden=8",
+            "shared=true", "states=1500"]  # fmt: skip
+    cfg = load_config(RolloutQConfig, root / "configs" / "smoke.yaml", over)
+    paths = rollout_q.train(cfg)
+    assert set(paths) == set(both)
+    for c in both:
+        _, ckpt = load_checkpoint(paths[c])
+        assert ckpt["contract"] == c and ckpt["meta"]["shared"] == both
+        assert (tmp_path / "run" / c / "curve.png").is_file()
+    state = torch.load(tmp_path / "run" / "shared" / "state.pt", weights_only=False)
+    assert state["contract"] == "no_queens+trumps" and len(state["best"]) == 2 and state["states"] >= 2 * 1500
+    assert not (tmp_path / "run" / "no_queens" / "state.pt").exists()
+    rollout_q.train(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", [*over, "states=3000"]), resume=True)
+    assert torch.load(tmp_path / "run" / "shared" / "state.pt", weights_only=False)["states"] >= 2 * 3000
+
+    run = rollout_q.Run(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", [*over[1:], "minibatch=9",
+                        f"out_dir={tmp_path / 'fresh'}"]), both, resume=False)  # fmt: skip
+    snap = PolicyNet(hidden=(32,), card_hidden=8)
+    for part in run.parts:
+        run.label(part, run.labellers(part), 50, snap)
+    off, size = BLOCKS["contract"]
+    names = run.minibatch()["obs"][:, off : off + size].argmax(1).tolist()
+    assert names == [_CONTRACT_INDEX["no_queens"]] * 5 + [_CONTRACT_INDEX["trumps"]] * 4
+    for bad in ("per_contract={trumps: {lr: 0.01}}", f"init={paths['trumps']}"):
+        with pytest.raises(ValueError, match="shared=true"):
+            rollout_q.train(load_config(RolloutQConfig, root / "configs" / "smoke.yaml", [*over, bad]))

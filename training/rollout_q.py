@@ -6,7 +6,9 @@
 
 For each contract, one network (:class:`barbu_env.nn.PolicyNet`; its policy head read as Q-values over the 87
 actions, illegal ones masked; the neural agent plays the argmax; with ``card_hidden`` > 0 a card head scores each
-card from per-card features, ``barbu_env.nn.card_features``). One round:
+card from per-card features, ``barbu_env.nn.card_features``); with ``shared``, one network for all the contracts,
+told apart by the observation's ``contract`` block, each round labelling an equal share of every contract. One
+round:
 
 1. **play**: ``num_games`` deals stepped at once on :class:`barbu_env.vector.VectorDeals`; each seat of each
    deal is, per deal, the learner (greedy on its Q, a uniformly random legal move with probability
@@ -169,9 +171,16 @@ class RolloutQConfig(CommonConfig):
     """If > 0, the weight of an auxiliary loss: a linear head on the trunk's output predicts, for each card the seat
     on move cannot see, which of the other three seats holds it (cross-entropy; labels from the true deal, free
     from the simulator). It shapes the trunk only: the head is not part of the saved policy. 0: no such head."""
+    shared: bool = False
+    """Train one network for all ``contracts`` (the observation's ``contract`` block tells it which it plays) instead
+    of one each: each round labels ``chunk`` states in all, an equal share from each contract; each minibatch draws
+    equally from each contract's buffer (of ``buffer`` states), relabelled by that contract's suit symmetries.
+    ``states``, ``eval_every`` and ``snapshot_every`` still count per contract. Each contract keeps its own selection
+    (``<contract>/best.pt``: the network at its best evaluation in that contract); the resume state is
+    ``shared/state.pt``. Not with ``per_contract`` settings or ``init``."""
     workers: int = 1
-    """Contracts trained at once, one process each (each with ``threads`` torch threads; the play and label phase
-    of a process runs on one core)."""
+    """Contracts trained at once, one process each (each with ``threads`` torch threads; the play and label phase of a
+    process runs on one core); ``shared`` trains in one process."""
 
 
 # ---------------------------------------------------------------------------- play and label
@@ -355,16 +364,50 @@ def imitation_weight(cfg: RolloutQConfig, states: int) -> float:
     return cfg.bc_final + (cfg.bc_coef - cfg.bc_final) * max(0.0, 1 - states / max(cfg.bc_states, 1))
 
 
-class Run:
-    """Training of one contract: play and label, learn, model selection, logging, resume."""
+class Part:
+    """One contract of a run: its folder and logs, suit symmetries, playout policy, selection and labelled states."""
 
-    def __init__(self, cfg: RolloutQConfig, contract: str, resume: bool) -> None:
-        self.cfg, self.contract = cfg, contract
-        self.rules = load_rules(cfg.rules)
+    def __init__(self, cfg: RolloutQConfig, contract: str, rules: Rules, resumed: bool) -> None:
+        self.contract = contract
         self.dir = Path(cfg.out_dir) / contract
         self.dir.mkdir(parents=True, exist_ok=True)
+        perms = suit_permutations(contract) if cfg.augment else [(0, 1, 2, 3)]
+        self.gathers = [
+            (torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)), action_map(p)) for p in perms
+        ]
+        self.policy = LearnerPolicy(contract, rules) if cfg.rollout != "heuristic" else None
+        self.logger = Logger(self.dir, fresh=not resumed)
+        self.best = -float("inf")
+        self.buf: Buffer | None = None
+
+    def sample(self, rng: np.random.Generator, m: int) -> dict[str, torch.Tensor]:
+        """``m`` labelled states from the buffer, relabelled by one of the contract's suit symmetries drawn at random:
+        observations, legal moves, targets, the heuristic's moves (and the owners of ``belief``) in the new labels."""
+        if self.buf is None:
+            raise RuntimeError(f"no labelled states of {self.contract} to learn from yet")
+        b = self.buf.sample(rng, m)
+        oi, ai, am = self.gathers[int(rng.integers(len(self.gathers)))]
+        out = {"obs": torch.from_numpy(unpack_observations(b["bits"], b["numeric"]))[:, oi],
+               "legal": torch.from_numpy(b["mask"])[:, ai].bool(),
+               "q": torch.from_numpy(b["q"].astype(np.float32))[:, ai],
+               "teacher": torch.from_numpy(am[b["teacher"]])}  # fmt: skip
+        if "owner" in b:  # the owners' cards relabelled as the observation is
+            out["owner"] = torch.from_numpy(b["owner"])[:, ai[:52]].long()
+        return out
+
+
+class Run:
+    """Training of one network: play and label, learn, model selection, logging, resume. The network plays one
+    contract, or with ``shared`` every contract of ``contracts`` (one :class:`Part` each)."""
+
+    def __init__(self, cfg: RolloutQConfig, contracts: str | list[str], resume: bool) -> None:
+        names = [contracts] if isinstance(contracts, str) else list(contracts)
+        self.cfg, self.contract = cfg, "+".join(names)
+        self.rules = load_rules(cfg.rules)
+        self.dir = Path(cfg.out_dir) / (names[0] if len(names) == 1 else "shared")
+        self.dir.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(cfg.seed)
-        self.rng = np.random.default_rng([cfg.seed, SEVEN.index(contract)])
+        self.rng = np.random.default_rng([cfg.seed, *(SEVEN.index(c) for c in names)])
         self.net = PolicyNet(hidden=tuple(cfg.hidden), card_hidden=cfg.card_hidden)
         width = cfg.hidden[-1] if cfg.hidden else self.net.obs_size
         #: The auxiliary head of ``belief`` (52 cards x 3 seats), trained beside the network, not saved with it.
@@ -373,29 +416,27 @@ class Run:
         self.opt = torch.optim.Adam(params, lr=cfg.lr, fused=True)
         self.ema: AveragedModel | None = None
         self.pool: list[dict[str, torch.Tensor]] = []
+        #: ``states``, ``eval_every`` and ``snapshot_every`` count per contract: the run labels ``n`` times as many.
+        self.n = len(names)
+        self.goal = cfg.states * self.n
         self.states = self.updates = 0
-        self.best, self.wall = -float("inf"), 0.0
-        self.next_eval, self.next_snapshot = cfg.eval_every, cfg.snapshot_every
-        perms = suit_permutations(contract) if cfg.augment else [(0, 1, 2, 3)]
-        self.gathers = [
-            (torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)), action_map(p)) for p in perms
-        ]
+        self.wall = 0.0
+        self.next_eval, self.next_snapshot = cfg.eval_every * self.n, cfg.snapshot_every * self.n
         state = self.dir / "state.pt"
         self.resumed = resume and state.is_file()
+        self.parts = [Part(cfg, c, self.rules, self.resumed) for c in names]
         saved = self._load_state(state) if self.resumed else {}
         if not self.resumed and cfg.init:
-            init_weights(self.net, cfg.init, contract)
+            init_weights(self.net, cfg.init, self.contract)
         if cfg.ema > 0:
             self.ema = AveragedModel(self.net, multi_avg_fn=get_ema_multi_avg_fn(cfg.ema), use_buffers=True)
             if self.resumed:
                 self.ema.load_state_dict(saved["ema"])
         if self.belief is not None and self.resumed:
             self.belief.load_state_dict(saved["belief"])
-        self.logger = Logger(self.dir, fresh=not self.resumed)
-        self.policy = LearnerPolicy(contract, self.rules) if cfg.rollout != "heuristic" else None
 
     # -- persistence
-    _KEYS = ("states", "updates", "best", "wall", "next_eval", "next_snapshot", "pool")
+    _KEYS = ("states", "updates", "wall", "next_eval", "next_snapshot", "pool")
 
     def _load_state(self, path: Path) -> dict[str, Any]:
         """Restore the resume state at ``path``; returns it (its ``ema`` entry is read once the average exists)."""
@@ -410,10 +451,15 @@ class Run:
         s = load_resume(path, self.contract, self.net, self.opt, self.rng, check=same_heads)
         for k in self._KEYS:
             setattr(self, k, s[k])
+        best = s["best"] if isinstance(s["best"], list) else [s["best"]]  # one float in single-contract states
+        for part, b in zip(self.parts, best, strict=True):
+            part.best = b
         return s
 
     def save_state(self) -> None:
-        extra = {"ema": self.ema.state_dict()} if self.ema is not None else {}
+        extra: dict[str, Any] = {"best": [p.best for p in self.parts]}
+        if self.ema is not None:
+            extra["ema"] = self.ema.state_dict()
         if self.belief is not None:
             extra["belief"] = self.belief.state_dict()
         save_resume(self.dir, self.contract, self.net, self.opt, self.rng,
@@ -424,39 +470,41 @@ class Run:
         """The network evaluated and saved: the weights' moving average if ``ema``, else the trained weights."""
         return self.net if self.ema is None else cast(PolicyNet, self.ema.module)
 
-    def log(self, metrics: dict[str, float]) -> None:
-        self.logger.log(self.states, self.updates, self.wall, metrics)
+    def log(self, part: Part, metrics: dict[str, float]) -> None:
+        part.logger.log(self.states, self.updates, self.wall, metrics)
 
     # -- learning
-    def fit(self, buf: Buffer, samples: int) -> dict[str, float]:
-        """``samples`` minibatch samples from ``buf``: centred Q regression over the legal moves + value MSE."""
+    def minibatch(self) -> dict[str, torch.Tensor]:
+        """``minibatch`` labelled states, an equal share from each contract (:meth:`Part.sample`)."""
+        m, n = self.cfg.minibatch, self.n
+        shares = [p.sample(self.rng, m // n + (i < m % n)) for i, p in enumerate(self.parts)]
+        return shares[0] if n == 1 else {k: torch.cat([s[k] for s in shares]) for k in shares[0]}
+
+    def fit(self, samples: int) -> dict[str, float]:
+        """``samples`` minibatch samples: centred Q regression over the legal moves + value MSE."""
         cfg = self.cfg
-        lr = cfg.lr * (1 - (1 - cfg.lr_final) * min(self.states / max(cfg.states, 1), 1.0))
+        lr = cfg.lr * (1 - (1 - cfg.lr_final) * min(self.states / max(self.goal, 1), 1.0))
         for group in self.opt.param_groups:
             group["lr"] = lr
-        bc = imitation_weight(cfg, self.states)
+        bc = imitation_weight(cfg, self.states // self.n)
         stats: dict[str, list[float]] = {"losses/q_mse": [], "losses/value_mse": []}
         self.net.train()
         for _ in range(max(1, samples // cfg.minibatch)):
-            b = buf.sample(self.rng, cfg.minibatch)
-            oi, ai, am = self.gathers[int(self.rng.integers(len(self.gathers)))]
-            obs = torch.from_numpy(unpack_observations(b["bits"], b["numeric"]))[:, oi]
-            legal = torch.from_numpy(b["mask"])[:, ai].bool()
-            q = torch.from_numpy(b["q"].astype(np.float32))[:, ai]
+            b = self.minibatch()
+            obs, legal, q = b["obs"], b["legal"], b["q"]
             count = legal.sum(1, keepdim=True)
             z = self.net.body(obs)
             logits, v = self.net.heads(z, obs, legal)
             mse = ((centred(logits, legal, count) - centred(q, legal, count)) ** 2).sum(1).div(count[:, 0]).mean()
             vmse = ((v - torch.where(legal, q, -1e9).max(1).values) ** 2).mean()
             loss = mse + vmse
-            if self.belief is not None:  # the owners' cards relabelled as the observation is
-                owner = torch.from_numpy(b["owner"])[:, ai[:52]].long()
-                ce = torch.nn.functional.cross_entropy(self.belief(z).view(-1, 3), owner.view(-1), ignore_index=-1)
+            if self.belief is not None:
+                ce = torch.nn.functional.cross_entropy(self.belief(z).view(-1, 3), b["owner"].view(-1),
+                                                       ignore_index=-1)  # fmt: skip
                 loss = loss + cfg.belief * ce
                 stats.setdefault("losses/belief_ce", []).append(ce.item())
             if bc > 0:
-                ce = torch.nn.functional.cross_entropy(torch.where(legal, cfg.bc_temp * logits, -1e9),
-                                                       torch.from_numpy(am[b["teacher"]]))  # fmt: skip
+                ce = torch.nn.functional.cross_entropy(torch.where(legal, cfg.bc_temp * logits, -1e9), b["teacher"])
                 loss = loss + bc * ce
                 stats.setdefault("losses/cross_entropy", []).append(ce.item())
             self.opt.zero_grad()
@@ -470,137 +518,160 @@ class Run:
         self.net.eval()
         return {k: float(np.mean(v)) for k, v in stats.items()} | {"charts/lr": lr, "charts/bc_coef": bc}
 
-    def evaluate(self) -> dict[str, float]:
-        """Duplicate margins over the heuristic (and PIMC, if ``eval_pimc``) on the selection boards; keep the best
-        network by ``select``."""
+    def evaluate(self) -> None:
+        """Duplicate margins over the heuristic (and PIMC, if ``eval_pimc``) on each contract's selection boards;
+        keep each contract's best network by ``select``."""
         cfg = self.cfg
         net = self.kept.eval()
-        mean, half, boards = vector_margin(net, self.contract, self.rules, cfg.eval_boards, cfg.seed + 10_000)
-        row = {"eval/margin_vs_heuristic": mean, "eval/ci95": half}
-        if cfg.eval_pimc:
-            row |= self.pimc_margin()
-        vs_pimc = cfg.select == "pimc"
-        score, ci = (row["eval/margin_vs_pimc"], row["eval/pimc_ci95"]) if vs_pimc else (mean, half)
-        if score > self.best or cfg.select == "last":
-            self.best = score
-            meta = {"states": self.states, "updates": self.updates, "wall_s": round(self.wall, 1),
-                    "selection_eval": {"vs": "pimc" if vs_pimc else "heuristic", "select": cfg.select,
-                                       "boards": cfg.eval_pimc if vs_pimc else boards, "margin": score, "ci95": ci},
-                    "evaluation": row}  # fmt: skip
-            save_checkpoint(self.dir / "best.pt", net, self.contract, dataclasses.asdict(self.cfg), meta)
-        row["eval/best"] = self.best
-        self.log(row)
-        return row
+        for part in self.parts:
+            mean, half, boards = vector_margin(net, part.contract, self.rules, cfg.eval_boards, cfg.seed + 10_000)
+            row = {"eval/margin_vs_heuristic": mean, "eval/ci95": half}
+            if cfg.eval_pimc:
+                row |= self.pimc_margin(part)
+            vs_pimc = cfg.select == "pimc"
+            score, ci = (row["eval/margin_vs_pimc"], row["eval/pimc_ci95"]) if vs_pimc else (mean, half)
+            if score > part.best or cfg.select == "last":
+                part.best = score
+                meta = {"states": self.states, "updates": self.updates, "wall_s": round(self.wall, 1),
+                        "selection_eval": {"vs": "pimc" if vs_pimc else "heuristic", "select": cfg.select,
+                                           "boards": cfg.eval_pimc if vs_pimc else boards, "margin": score,
+                                           "ci95": ci},
+                        "evaluation": row}  # fmt: skip
+                if self.n > 1:
+                    meta["shared"] = [p.contract for p in self.parts]
+                save_checkpoint(part.dir / "best.pt", net, part.contract, dataclasses.asdict(self.cfg), meta)
+            row["eval/best"] = part.best
+            self.log(part, row)
 
-    def pimc_margin(self) -> dict[str, float]:
+    def pimc_margin(self, part: Part) -> dict[str, float]:
         """1 greedy policy vs 3 ``pimc`` on ``eval_pimc`` boards of seed ``seed + 20000`` (barbu-eval's harness)."""
         from barbu_env.evaluation import evaluate as duplicate
 
-        path = self.dir / "eval.pt"
-        save_checkpoint(path, self.kept.eval(), self.contract, dataclasses.asdict(self.cfg))
-        s = duplicate([str(path), "pimc"], contracts=self.contract, boards=self.cfg.eval_pimc,
+        path = part.dir / "eval.pt"
+        save_checkpoint(path, self.kept.eval(), part.contract, dataclasses.asdict(self.cfg))
+        s = duplicate([str(path), "pimc"], contracts=part.contract, boards=self.cfg.eval_pimc,
                       seed=self.cfg.seed + 20_000, rules=eval_rules(self.rules))  # fmt: skip
-        ci = s["contracts"][self.contract]["agents"][s["agents"][0]]
+        ci = s["contracts"][part.contract]["agents"][s["agents"][0]]
         return {"eval/margin_vs_pimc": ci["mean"], "eval/pimc_ci95": ci["half_width"]}
 
-    def labellers(self) -> list[Labeller]:
-        """The undoubled games and (if ``doubled`` > 0) the doubled ones."""
+    def labellers(self, part: Part) -> list[Labeller]:
+        """The contract's undoubled games and (if ``doubled`` > 0) its doubled ones."""
         cfg = self.cfg
         n_doubled = round(cfg.num_games * cfg.doubled)
         plain = eval_rules(self.rules)
         doubling = self.rules if self.rules.doubling != "off" else self.rules.replace(doubling="classic")
-        p = self.policy
-        out = [Labeller(self.contract, plain, cfg.num_games - n_doubled, self.rng, cfg, p)]
+        c, p = part.contract, part.policy
+        out = [Labeller(c, plain, cfg.num_games - n_doubled, self.rng, cfg, p)]
         if n_doubled:
-            out.append(Labeller(self.contract, doubling, n_doubled, self.rng, cfg, p))
+            out.append(Labeller(c, doubling, n_doubled, self.rng, cfg, p))
         return out
 
+    def label(self, part: Part, labellers: list[Labeller], want: int, snap: PolicyNet) -> dict[str, float]:
+        """Play ``part``'s games until ``want`` states are labelled; add them to its buffer; returns its metrics
+        (``holdout`` on the new states, learner points per deal, decisions of every seat played)."""
+        if part.policy is not None:
+            part.policy.load(self.net)
+        for lab in labellers:
+            lab.snapshots_on = bool(self.pool)
+        played0 = sum(lab.decisions for lab in labellers)
+        parts: list[dict[str, np.ndarray]] = []
+        got = 0
+        while got < want:
+            for lab in labellers:
+                new = lab.step(self.net, snap if self.pool else None)
+                if new is not None:
+                    parts.append(new)
+                    got += new["q"].shape[0]
+        chunk = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        row = holdout(self.net, chunk)
+        if part.buf is None:
+            part.buf = Buffer(self.cfg.buffer, chunk)
+        part.buf.add(chunk)
+        scores = labellers[0].learner_scores
+        if scores:
+            row["charts/points_per_deal"] = float(np.mean(scores))
+        for lab in labellers:
+            lab.learner_scores.clear()
+        return row | {"states": got, "played": sum(lab.decisions for lab in labellers) - played0}
+
     def train(self, seconds: float | None = None, position: int = 0) -> tuple[int, int, float]:
-        """Rounds until ``cfg.states`` states are labelled (or, if given, ``seconds`` have passed: the benchmark);
-        ``position``: the progress bar's line. Returns (states labelled, decisions of every seat played, seconds)."""
+        """Rounds until ``states`` states of each contract are labelled (or, if given, ``seconds`` have passed: the
+        benchmark); ``position``: the progress bar's line. Returns (states labelled, decisions of every seat played,
+        seconds)."""
         cfg = self.cfg
         start = time.perf_counter()
-        labellers = self.labellers()
+        labellers = [self.labellers(p) for p in self.parts]
         snap = PolicyNet(hidden=tuple(cfg.hidden), card_hidden=cfg.card_hidden).eval()
-        buf: Buffer | None = None
         if not self.resumed:
             self.evaluate()  # the starting network's margin: the curve's first point (and the best so far)
-        bar = tqdm(total=cfg.states, initial=min(self.states, cfg.states), desc=f"{self.contract}", unit="state",
+        bar = tqdm(total=self.goal, initial=min(self.states, self.goal), desc=self.contract, unit="state",
                    leave=False, position=position)  # fmt: skip
         new = played_all = 0
-        while self.states < cfg.states and (seconds is None or time.perf_counter() - start < seconds):
+        while self.states < self.goal and (seconds is None or time.perf_counter() - start < seconds):
             t0 = time.time()
-            if self.policy is not None:
-                self.policy.load(self.net)
             if self.pool:
                 snap.load_state_dict(self.pool[int(self.rng.integers(len(self.pool)))])
-            for lab in labellers:
-                lab.snapshots_on = bool(self.pool)
-            played0 = sum(lab.decisions for lab in labellers)
-            parts: list[dict[str, np.ndarray]] = []
-            got = 0
-            while got < cfg.chunk:
-                for lab in labellers:
-                    part = lab.step(self.net, snap if self.pool else None)
-                    if part is not None:
-                        parts.append(part)
-                        got += part["q"].shape[0]
-            chunk = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+            rows = [self.label(p, labs, cfg.chunk // self.n + (i < cfg.chunk % self.n), snap)
+                    for i, (p, labs) in enumerate(zip(self.parts, labellers, strict=True))]  # fmt: skip
+            got, played = (int(sum(r.pop(k) for r in rows)) for k in ("states", "played"))
             t_play = time.time() - t0
-            row = holdout(self.net, chunk)
-            if buf is None:
-                buf = Buffer(cfg.buffer, chunk)
-            buf.add(chunk)
-            row |= self.fit(buf, int(cfg.replay * got))
+            row = self.fit(int(cfg.replay * got))
             self.states += got
             new += got
+            played_all += played
             dt = time.time() - t0
             self.wall += dt
             bar.update(got)
-            played = sum(lab.decisions for lab in labellers) - played0
-            played_all += played
             row |= {"charts/states_per_s": got / max(dt, 1e-9), "charts/all_seat_decisions_per_s": played / dt,
                     "charts/play_share": t_play / dt}  # fmt: skip
-            scores = [s for lab in labellers[:1] for s in lab.learner_scores]
-            if scores:
-                row["charts/points_per_deal"] = float(np.mean(scores))
-            for lab in labellers:
-                lab.learner_scores.clear()
-            self.log(row)
+            for part, own in zip(self.parts, rows, strict=True):
+                self.log(part, own | row)
             if self.states >= self.next_snapshot:
                 self.pool = [*self.pool, {k: v.clone() for k, v in self.net.state_dict().items()}][-cfg.pool_size :]
-                self.next_snapshot += cfg.snapshot_every
-            if self.states >= self.next_eval or self.states >= cfg.states:
+                self.next_snapshot += cfg.snapshot_every * self.n
+            if self.states >= self.next_eval or self.states >= self.goal:
                 self.evaluate()
-                self.next_eval += cfg.eval_every
+                self.next_eval += cfg.eval_every * self.n
                 self.save_state()
         bar.close()
         return new, played_all, time.perf_counter() - start
 
-    def finish(self) -> Path:
-        return finish_run(self.cfg, self.dir, self.contract, self.logger, "labelled states")
+    def close_logs(self) -> None:
+        """Close the TensorBoard writers (without drawing the curves)."""
+        for part in self.parts:
+            part.logger.tb.close()
+
+    def finish(self) -> dict[str, Path]:
+        """Close the logs, draw the curves, export; returns each contract's best checkpoint."""
+        return {p.contract: finish_run(self.cfg, p.dir, p.contract, p.logger, "labelled states") for p in self.parts}
 
 
-def train_contract(cfg: RolloutQConfig, contract: str, resume: bool) -> Path:
-    """Train one contract of ``cfg`` (its ``per_contract`` settings applied); returns its best checkpoint."""
+def train_run(cfg: RolloutQConfig, contracts: str | list[str], resume: bool) -> dict[str, Path]:
+    """Train one network: one contract of ``cfg`` (its ``per_contract`` settings applied), or with ``shared`` all of
+    ``contracts``; returns the best checkpoint of each contract."""
+    if isinstance(contracts, str):
+        cfg = cfg.for_contract(contracts)
     torch.set_num_threads(cfg.threads)
-    run = Run(cfg.for_contract(contract), contract, resume)
-    run.train(position=cfg.contracts.index(contract) % cfg.workers)
-    path = run.finish()
-    c = run.cfg
+    run = Run(cfg, contracts, resume)
+    run.train(position=0 if cfg.shared else cfg.contracts.index(run.contract) % cfg.workers)
+    paths = run.finish()
     kept = {
         "heuristic": "best duplicate margin vs heuristic",
-        "pimc": f"best margin vs PIMC-16 ({c.eval_pimc} boards)",
+        "pimc": f"best margin vs PIMC-16 ({cfg.eval_pimc} boards)",
         "last": "last network's margin vs heuristic",
-    }[c.select]
-    print(f"{contract:12s} {kept} during training: {run.best:+.2f} points/deal ({run.states} labelled states, "
-          f"{run.wall:.0f} s)", flush=True)  # fmt: skip
-    return path
+    }[cfg.select]
+    for part in run.parts:
+        print(f"{part.contract:12s} {kept} during training: {part.best:+.2f} points/deal ({run.states} labelled "
+              f"states{' in all' if run.n > 1 else ''}, {run.wall:.0f} s)", flush=True)  # fmt: skip
+    return paths
 
 
 def train(cfg: RolloutQConfig, resume: bool = False) -> dict[str, Path]:
-    """Train every contract of ``cfg``, ``workers`` contracts at a time (one process each); returns the best
-    checkpoint path of each."""
+    """Train every contract of ``cfg``: one network for all (``shared``) or one each, ``workers`` contracts at a time
+    (one process each); returns the best checkpoint path of each."""
+    if cfg.shared and (cfg.per_contract or cfg.init):
+        raise ValueError("config shared=true trains one network for every contract: it takes no per_contract "
+                         f"settings (got {sorted(cfg.per_contract)}) and no init (got {cfg.init!r})")  # fmt: skip
     for c in cfg.contracts:
         cc = cfg.for_contract(c)
         if cc.select == "pimc" and not cc.eval_pimc:
@@ -608,14 +679,16 @@ def train(cfg: RolloutQConfig, resume: bool = False) -> dict[str, Path]:
         if cc.rollout_opponents < 1 and cc.rollout != "learner":
             raise ValueError(f"config rollout_opponents < 1 ({c}) needs rollout=learner: the other rollouts fix "
                              "who plays the opponents' seats")  # fmt: skip
+    if cfg.shared:
+        return train_run(cfg, list(cfg.contracts), resume)
     if cfg.workers == 1:
-        return {c: train_contract(cfg, c, resume) for c in cfg.contracts}
+        return {c: p for c in cfg.contracts for p in train_run(cfg, c, resume).values()}
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(cfg.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        jobs = {c: pool.submit(train_contract, cfg, c, resume) for c in cfg.contracts}
-        return {c: job.result() for c, job in jobs.items()}
+        jobs = {c: pool.submit(train_run, cfg, c, resume) for c in cfg.contracts}
+        return {c: job.result()[c] for c, job in jobs.items()}
 
 
 def main(argv: list[str] | None = None) -> None:
