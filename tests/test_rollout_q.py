@@ -205,7 +205,7 @@ def test_shared_network_learns_every_contract_from_equal_shares_and_resumes(tmp_
     from pathlib import Path
 
     from barbu_env.nn import load_checkpoint
-    from barbu_env.observation import BLOCKS, _CONTRACT_INDEX
+    from barbu_env.observation import _CONTRACT_INDEX, BLOCKS
     from training import rollout_q
 
     root = Path(__file__).resolve().parents[1]
