@@ -183,6 +183,43 @@ def test_pimc_with_policy_rollouts_decides_by_them(nets):
     assert compared >= 4
 
 
+def test_prior_counts_the_network_values_as_worlds(nets):
+    """``prior=K`` adds K times the network's value of each move (its logit times the size of the contract's
+    total, R4) to the sum of its playout scores over the worlds: from the same seed the decision is the best of the
+    reference playouts plus that; a huge K leaves the network's own best move, which differs from the playouts'
+    best in some positions."""
+    from barbu_env.agents.pimc import candidate_moves
+    from barbu_env.contracts import contract_table
+
+    policy = agents.make(str(nets))
+    compared = differs = 0
+    for d in mid_deals(Rules(), 8, seed=21, contracts=MID_CONTRACTS):
+        seat, legal = d.to_move, d.legal_actions()
+        classes = candidate_moves(d, seat, legal)
+        if len(classes) < 2:
+            continue
+        reps = list(classes)
+        mask = np.zeros((1, NUM_ACTIONS), np.int8)
+        mask[0, legal] = 1
+        size = abs(contract_table(d.rules)[d.contract.name].total(d.rules))
+        values = size * policy.card_logits(d.contract.name, encode(d, seat)[None], mask)[0][reps]
+        info = InfoState.of(d, seat)
+        rng = np.random.default_rng(compared)  # the agent's draws
+        worlds = [sample_hands(info, rng) for _ in range(2)]
+        sums = np.array([sum(reference_score(policy, d, w, rep, seat) for w in worlds) for rep in reps])
+        totals = sums + 3.0 * values
+        best = [rep for rep, t in zip(reps, totals) if t >= totals.max() - 1e-9]
+        h = heuristic_action(d, seat)
+        want = h if any(h in classes[rep] for rep in best) else best[0]
+        agent = agents.make(f"pimc:rollout={nets},samples=2,prior=3", seed=compared)
+        assert agent.act_deal(d) == want, f"{d!r}"
+        huge = agents.make(f"pimc:rollout={nets},samples=2,prior=1e6", seed=compared).act_deal(d)
+        assert huge == reps[int(np.argmax(values))], f"{d!r}"
+        differs += huge != agents.make(f"pimc:rollout={nets},samples=2", seed=compared).act_deal(d)
+        compared += 1
+    assert compared >= 4 and differs >= 1
+
+
 def test_fallback_to_heuristic_rollouts(nets, tmp_path):
     """Contracts without a network, and Barbu King (R11: not batched), use the heuristic rollouts: the same
     decisions as ``pimc`` from the same seed."""
@@ -204,8 +241,8 @@ def test_fallback_to_heuristic_rollouts(nets, tmp_path):
 
 
 def test_spec_and_bad_options(nets):
-    agent = agents.make(f"pimc:rollout={nets},weighting=policy,temperature=0.5,samples=8", seed=0)
-    assert agent.spec == f"pimc:samples=8,rollout={nets},weighting=policy,temperature=0.5"
+    agent = agents.make(f"pimc:rollout={nets},weighting=policy,temperature=0.5,samples=8,prior=4", seed=0)
+    assert agent.spec == f"pimc:samples=8,rollout={nets},weighting=policy,temperature=0.5,prior=4.0"
     assert agents.make(agent.spec).options() == agent.options()
     assert agents.make("pimc").options() == {} and agents.make("pimc:rollout=heuristic").spec == "pimc"
     bad = {
@@ -215,6 +252,9 @@ def test_spec_and_bad_options(nets):
         f"pimc:rollout={nets},temperature=0": r"temperature=0: expected a number > 0",
         f"pimc:rollout={nets},temperature=yes": r"temperature=True: expected a number > 0",
         "pimc:weighting=policy": r"weighting=policy: .* needs policy rollouts \(rollout=checkpoints",
+        "pimc:prior=2": r"prior=2: .* needs policy rollouts \(rollout=checkpoints",
+        f"pimc:rollout={nets},prior=-1": r"prior=-1: expected a number >= 0",
+        f"pimc:rollout={nets},prior=yes": r"prior=True: expected a number >= 0",
         f"pimc:rollout={nets},rollouts=python": r"policy rollouts run on the batched engine only",
         "pimc:rollouts=gpu": r"rollouts='gpu': expected one of \['compiled', 'python'\]",
     }

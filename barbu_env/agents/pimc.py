@@ -20,8 +20,14 @@ batched engine with one forward pass per step over the live games
 (:class:`barbu_env.vector.policy_rollout.PolicyRollouts`). Contracts without a network and rules the batched
 engine does not cover fall back to the heuristic rollouts above. ``weighting="policy"`` (with networks) weights
 each sampled world by the likelihood of the other seats' card play so far under the network, sampling from
-``softmax(logits / temperature)`` (``temperature``, default 1; the shipped networks' logits are expected points),
-instead of counting every world once (``"uniform"``).
+``softmax(logits / temperature)`` (``temperature``, default 1; the shipped networks' logits are the seat's
+expected score as a fraction of the size of the contract's total, up to a constant per decision), instead of
+counting every world once (``"uniform"``). ``prior=K`` (with networks; default 0) also counts the network's own
+value of each candidate move as K more worlds: a move's value is ``(sum over the worlds of its playout scores +
+K * size * logit) / (samples + K)``, ``size`` the size of the contract's total (the logits, up to a constant per
+decision that no choice depends on, are expected scores in that unit: those of ``training/rollout_q.py``'s
+checkpoints; a network whose logits are not move values gives this no meaning). With ``weighting=policy`` the sum
+over the worlds is their weighted mean times ``samples``.
 
 Objective: the seat's own deal score, settlement included (``Deal.scores``, R8.1). Every contract's
 scores sum to a fixed total (E5) and settlement is zero-sum (R6.5), so the own score and the own
@@ -37,9 +43,12 @@ from typing import Any
 
 import numpy as np
 
+from ..actions import NUM_ACTIONS
 from ..cards import FULL_DECK, SUIT_MASK, copies_add, copies_cards
+from ..contracts import contract_table
 from ..engine import InfoState
 from ..engine.deal import Deal, Phase, mask_to_list
+from ..observation import encode
 from ..rules import Rules
 from .base import Agent
 from .heuristic import heuristic_action, rollout
@@ -151,7 +160,8 @@ class PIMCAgent(Agent):
     name = "pimc"
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollouts: str = "compiled",
-                 rollout: str = "heuristic", weighting: str = "uniform", temperature: float = 1.0) -> None:  # fmt: skip
+                 rollout: str = "heuristic", weighting: str = "uniform", temperature: float = 1.0,
+                 prior: float = 0.0) -> None:  # fmt: skip
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"bad pimc option samples={samples!r}: expected an integer >= 1")
@@ -164,6 +174,14 @@ class PIMCAgent(Agent):
             raise ValueError(f"bad pimc option weighting={weighting!r}: expected one of {list(WEIGHTINGS)}")
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 < temperature < inf:
             raise ValueError(f"bad pimc option temperature={temperature!r}: expected a number > 0")
+        if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0 <= prior < inf:
+            raise ValueError(f"bad pimc option prior={prior!r}: expected a number >= 0 (the network's weight, in "
+                             "worlds)")  # fmt: skip
+        if prior and rollout == "heuristic":
+            raise ValueError(
+                f"bad pimc option prior={prior!r}: it counts a network's move values as worlds, so it needs policy "
+                "rollouts (rollout=checkpoints or a checkpoint path)"
+            )
         if rollout != "heuristic" and rollouts != "compiled":
             raise ValueError(f"bad pimc options rollout={rollout!r} with rollouts={rollouts!r}: policy rollouts "
                              "run on the batched engine only (rollouts=compiled)")  # fmt: skip
@@ -173,7 +191,7 @@ class PIMCAgent(Agent):
                 "observed play, so it needs policy rollouts (rollout=checkpoints or a checkpoint path)"
             )
         self.samples, self.rollouts, self.rollout = samples, rollouts, rollout
-        self.weighting, self.temperature = weighting, float(temperature)
+        self.weighting, self.temperature, self.prior = weighting, float(temperature), float(prior)
         self.policy: Any = None  # the NeuralAgent whose networks play the rollouts
         if rollout != "heuristic":
             from .neural import NeuralAgent
@@ -195,6 +213,8 @@ class PIMCAgent(Agent):
             out["weighting"] = self.weighting
         if self.temperature != 1.0:
             out["temperature"] = self.temperature
+        if self.prior:
+            out["prior"] = self.prior
         return out
 
     def _engines(self, rules: Rules) -> tuple[Any, Any]:
@@ -235,9 +255,12 @@ class PIMCAgent(Agent):
             worlds = [sample_hands(info, self.rng) for _ in range(self.samples)]
             scores = by_policy.scores(d, worlds, reps, seat)
             if self.weighting == "policy":
-                totals += sign * (world_weights(by_policy.log_likelihoods(d, worlds, seat, self.temperature)) @ scores)
+                weights = world_weights(by_policy.log_likelihoods(d, worlds, seat, self.temperature))
+                totals += sign * self.samples * (weights @ scores)
             else:
                 totals += sign * scores.sum(axis=0)
+            if self.prior:
+                totals += self.prior * self._move_values(info, d.contract.name, legal, reps)
         elif compiled is not None:
             worlds = [sample_hands(info, self.rng) for _ in range(self.samples)]
             totals += (sign * compiled.scores(d, worlds, reps, seat)).sum(axis=0)  # int sums: exact
@@ -257,6 +280,17 @@ class PIMCAgent(Agent):
             if h in members and totals[reps.index(rep)] >= best - 1e-9:
                 return h
         return reps[int(np.argmax(totals))]
+
+    def _move_values(self, info: InfoState, contract: str, legal: list[int], reps: list[int]) -> np.ndarray:
+        """``contract``'s network's values of the moves ``reps`` for ``info.seat`` (its logits times the size of
+        the contract's total), from the seat's observation (encoded from any deal consistent with its information)."""
+        rules = info.view.rules
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        mask[legal] = 1
+        obs = encode(info.sample(self.rng), info.seat)
+        logits = self.policy.card_logits(contract, obs[None], mask[None])[0]
+        size = max(abs(contract_table(rules)[contract].total(rules)), 1)
+        return size * logits[reps]
 
 
 def world_weights(log_likelihoods: np.ndarray) -> np.ndarray:
