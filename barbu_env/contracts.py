@@ -79,6 +79,11 @@ class Contract:
         n = rules.hand_size
         return self.per_trick * n + cards + sum(self.position_values(n)) + self.ravage
 
+    def scale(self, rules: Rules) -> float:
+        """``|total|`` (1 where the total is 0): the unit the rewards of ``normalize=True`` and the trainers' value
+        targets are measured in."""
+        return float(max(abs(self.total(rules)), 1))
+
 
 @cache
 def _card_values(card_points: tuple[tuple[int, int], ...]) -> tuple[int, ...]:

@@ -33,7 +33,7 @@ def contract_scale(contract: str, rules: Rules) -> float:
     """Reward scale of a contract: the size of its total (R4), so rewards are about [-1, 1]."""
     from barbu_env.contracts import contract_table
 
-    return float(max(abs(contract_table(rules)[contract].total(rules)), 1))
+    return contract_table(rules)[contract].scale(rules)
 
 
 def draw_roles(rng: np.random.Generator, n: int, p_heuristic: float, p_snapshot: float,

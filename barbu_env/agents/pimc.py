@@ -24,10 +24,10 @@ each sampled world by the likelihood of the other seats' card play so far under 
 expected score as a fraction of the size of the contract's total, up to a constant per decision), instead of
 counting every world once (``"uniform"``). ``prior=K`` (with networks; default 0) also counts the network's own
 value of each candidate move as K more worlds: a move's value is ``(sum over the worlds of its playout scores +
-K * size * logit) / (samples + K)``, ``size`` the size of the contract's total (the logits, up to a constant per
-decision that no choice depends on, are expected scores in that unit: those of ``training/rollout_q.py``'s
-checkpoints; a network whose logits are not move values gives this no meaning). With ``weighting=policy`` the sum
-over the worlds is their weighted mean times ``samples``.
+K * size * logit) / (samples + K)``, ``size`` the size of the contract's total (``Contract.scale``; the logits,
+up to a constant per decision that no choice depends on, are expected scores in that unit: those of
+``training/rollout_q.py``'s checkpoints; a network whose logits are not move values gives this no meaning). With
+``weighting=policy`` the sum over the worlds is their weighted mean times ``samples``.
 
 Objective: the seat's own deal score, settlement included (``Deal.scores``, R8.1). Every contract's
 scores sum to a fixed total (E5) and settlement is zero-sum (R6.5), so the own score and the own
@@ -45,7 +45,7 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS
 from ..cards import FULL_DECK, SUIT_MASK, copies_add, copies_cards
-from ..contracts import contract_table
+from ..contracts import Contract
 from ..engine import InfoState
 from ..engine.deal import Deal, Phase, mask_to_list
 from ..observation import encode
@@ -260,7 +260,7 @@ class PIMCAgent(Agent):
             else:
                 totals += sign * scores.sum(axis=0)
             if self.prior:
-                totals += self.prior * self._move_values(info, d.contract.name, legal, reps)
+                totals += self.prior * self._move_values(info, d.contract, legal, reps)
         elif compiled is not None:
             worlds = [sample_hands(info, self.rng) for _ in range(self.samples)]
             totals += (sign * compiled.scores(d, worlds, reps, seat)).sum(axis=0)  # int sums: exact
@@ -281,16 +281,14 @@ class PIMCAgent(Agent):
                 return h
         return reps[int(np.argmax(totals))]
 
-    def _move_values(self, info: InfoState, contract: str, legal: list[int], reps: list[int]) -> np.ndarray:
-        """``contract``'s network's values of the moves ``reps`` for ``info.seat`` (its logits times the size of
-        the contract's total), from the seat's observation (encoded from any deal consistent with its information)."""
-        rules = info.view.rules
+    def _move_values(self, info: InfoState, contract: Contract, legal: list[int], reps: list[int]) -> np.ndarray:
+        """``contract``'s network's values of the moves ``reps`` for ``info.seat`` (its logits times
+        :meth:`Contract.scale`), from the seat's observation (encoded from any deal consistent with its information)."""
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         mask[legal] = 1
         obs = encode(info.sample(self.rng), info.seat)
-        logits = self.policy.card_logits(contract, obs[None], mask[None])[0]
-        size = max(abs(contract_table(rules)[contract].total(rules)), 1)
-        return size * logits[reps]
+        logits = self.policy.card_logits(contract.name, obs[None], mask[None])[0]
+        return contract.scale(info.view.rules) * logits[reps]
 
 
 def world_weights(log_likelihoods: np.ndarray) -> np.ndarray:

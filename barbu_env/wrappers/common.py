@@ -133,5 +133,4 @@ def match_scale(rules: Rules) -> float:
 
 def contract_scale(deal: Deal) -> float:
     """``|contract total|`` of the deal's contract (E5), the per-contract reward normaliser; 1 if 0."""
-    total = abs(deal.contract.total(deal.rules)) if deal.contract is not None else 0
-    return float(total) if total else 1.0
+    return deal.contract.scale(deal.rules) if deal.contract is not None else 1.0
