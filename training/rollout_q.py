@@ -682,7 +682,7 @@ def train(cfg: RolloutQConfig, resume: bool = False) -> dict[str, Path]:
     if cfg.shared:
         return train_run(cfg, list(cfg.contracts), resume)
     if cfg.workers == 1:
-        return {c: p for c in cfg.contracts for p in train_run(cfg, c, resume).values()}
+        return {c: train_run(cfg, c, resume)[c] for c in cfg.contracts}
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
