@@ -215,6 +215,45 @@ def test_rollout_opponents_draws_the_playout_seats_once_per_labelled_state(share
         rollout_q.train(RolloutQConfig(rollout="heuristic", rollout_opponents=0.5, contracts=["no_hearts"]))
 
 
+def test_as_played_rollouts_give_each_seat_to_whoever_plays_it_in_that_deal() -> None:
+    """``rollout: as_played``: a labelled state's playouts are the learner's copy in the labelled seat and in every
+    seat the learner or a snapshot plays in that deal, the heuristic in the heuristic's seats; the heuristic's own
+    states are not labelled. ``p_heuristic_deal``: that share of the deals is one learner and three heuristic seats."""
+    cfg = RolloutQConfig(rollout="as_played", p_heuristic_deal=0.5, p_heuristic=0.3, worlds=2, label_prob=1.0)
+    policy = rollout_q.LearnerPolicy("no_hearts", Rules())
+    net = PolicyNet(hidden=(16,)).eval()
+    policy.load(net)
+    lab = rollout_q.Labeller("no_hearts", Rules(), 64, np.random.default_rng(0), cfg, policy)
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    play_out = lab.rollouts.play_out
+
+    def recording(rows, first, seats=None):
+        seen.append((rows.copy(), np.array(seats)))
+        return play_out(rows, first, seats)
+
+    lab.rollouts.play_out = recording  # type: ignore[method-assign]
+    tables = opponents = 0
+    for _ in range(150):
+        roles, before = lab.roles.copy(), lab.env.state.data.copy()
+        part = lab.step(net, None)
+        heuristic = (roles == HEURISTIC).sum(1)
+        tables += int(((heuristic == 3) & ((roles == LEARNER).sum(1) == 1)).sum())
+        if part is None:
+            continue
+        rows, seats = seen[-1]
+        n = int(part["mask"].sum())
+        for row, by in zip(rows[:n], seats[:n], strict=True):
+            g = int(np.flatnonzero((before == row).all(1))[0])
+            me = int(row[COLUMNS["to_move"]])
+            assert roles[g, me] != HEURISTIC  # only the learner's and snapshots' states are labelled
+            want = roles[g] != HEURISTIC
+            assert (by == want).all(), (roles[g], by)
+            opponents += int(heuristic[g])
+    assert opponents > 0 and tables > 64 * 150 * 0.4
+    with pytest.raises(ValueError, match="p_heuristic_deal"):
+        load_config(RolloutQConfig, None, ["p_heuristic_deal=2"])
+
+
 def test_pimc_evaluation_is_logged_and_selects_when_asked(tmp_path: Path) -> None:
     """``eval_pimc``: each evaluation also plays barbu-eval's boards against PIMC (the logged margin is
     barbu-eval's on the same boards and seed); ``select=pimc`` keeps the network by that margin."""

@@ -69,7 +69,7 @@ _COUNTS = ("threads", "workers", "epochs", "minibatch", "num_games", "bc_epochs"
            "snapshot_every", "pool_size", "eval_every", "eval_boards", "hidden", "chunk", "buffer", "rollout_threads",
            "worlds")  # fmt: skip
 _SHARES = ("double_prob", "label_prob", "p_heuristic", "p_snapshot", "gae_lambda", "doubled", "lr_final", "epsilon",
-           "rollout_opponents")  # fmt: skip
+           "rollout_opponents", "p_heuristic_deal")  # fmt: skip
 #: Allowed ranges ``(low, high)``, inclusive, of numeric settings (of every training config); other
 #: integers must be >= 0 and other floats finite.
 RANGES: dict[str, tuple[float, float]] = {
@@ -81,7 +81,7 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 #: The allowed values of text settings that are a choice among names.
 CHOICES: dict[str, tuple[str, ...]] = {
-    "rollout": ("heuristic", "learner", "learner_seat"),
+    "rollout": ("heuristic", "learner", "learner_seat", "as_played"),
     "select": ("heuristic", "pimc", "last"),
 }
 

@@ -111,6 +111,9 @@ class RolloutQConfig(CommonConfig):
     p_snapshot: float = 0.2
     """Probability that a seat is a frozen snapshot of the learner (once the pool has one); the other seats are
     the learner (one seat at least)."""
+    p_heuristic_deal: float = 0.0
+    """Probability that a deal is the evaluation's table: the learner in one seat at random, the compiled heuristic
+    in the other three; the other deals draw each seat by ``p_heuristic`` and ``p_snapshot``."""
     snapshot_every: int = 500_000
     """Labelled states between snapshots added to the pool."""
     pool_size: int = 4
@@ -157,7 +160,10 @@ class RolloutQConfig(CommonConfig):
     seat: targets of one step of improvement over it), ``learner`` (a frozen copy of the learner, refreshed every
     round, greedy, in every seat: policy iteration on the learner's own values; about 70 times the playout cost)
     or ``learner_seat`` (that copy in the labelled seat, the compiled heuristic in the other three: the learner's
-    own values against heuristic opponents, as it is trained with ``p_heuristic`` 1)."""
+    own values against heuristic opponents, as it is trained with ``p_heuristic`` 1) or ``as_played`` (that copy in
+    the labelled seat and in every seat the learner or a snapshot plays in that deal, the compiled heuristic in the
+    heuristic's seats: the learner's values against the opponents it actually faces, which its observation lets
+    it tell apart; only the learner's and snapshots' states are labelled)."""
     rollout_opponents: float = 1.0
     """With ``rollout: learner``, the probability that each of the other three seats of a labelled state's playouts
     is played by the learner's copy, drawn per labelled state and seat (the same for all its moves and worlds); the
@@ -242,6 +248,9 @@ class Labeller:
     def _draw_roles(self, games: np.ndarray) -> None:
         p_snap = self.cfg.p_snapshot if self.snapshots_on else 0.0
         self.roles[games] = draw_roles(self.rng, games.shape[0], self.cfg.p_heuristic, p_snap, True)
+        table = games[self.rng.random(games.shape[0]) < self.cfg.p_heuristic_deal]
+        self.roles[table] = HEURISTIC
+        self.roles[table, self.rng.integers(4, size=table.shape[0])] = LEARNER
 
     def step(self, net: PolicyNet, snapshot: PolicyNet | None) -> dict[str, np.ndarray] | None:
         """One decision in every game; returns the labelled states of this step (or None)."""
@@ -252,6 +261,8 @@ class Labeller:
         apply_patch(bits, ~other, self.patch)
         counts = mask.sum(1)
         label = ~other & (counts > 1) & (self.rng.random(B) < cfg.label_prob)
+        if cfg.rollout == "as_played":
+            label &= role != HEURISTIC
         teacher = env.heuristic_actions(other | (role == HEURISTIC) | label)
         actions = teacher.copy()
         rand_double = mask[:, DOUBLE_BASE:].any(1) & (self.rng.random(B) < cfg.double_prob)
@@ -278,9 +289,11 @@ class Labeller:
             pairs, acting = np.arange(rows.shape[0]), np.tile(seat[idx][per], cfg.worlds)
             if self.by_policy:
                 seats = None
-                if cfg.rollout == "learner_seat" or cfg.rollout_opponents < 1:
+                if cfg.rollout != "learner" or cfg.rollout_opponents < 1:
                     if cfg.rollout == "learner":
                         own = self.rng.random((idx.size, 4)) < cfg.rollout_opponents
+                    elif cfg.rollout == "as_played":
+                        own = self.roles[idx] != HEURISTIC
                     else:
                         own = np.zeros((idx.size, 4), bool)
                     own[np.arange(idx.size), seat[idx]] = True
