@@ -38,7 +38,8 @@ Modules: :mod:`.stats` (t intervals), :mod:`.boards` (boards, seatings, per-boar
 duplicate core any player of boards plugs into), :mod:`.config` (what to evaluate, checked),
 :mod:`.runner` (playing boards through the env, the process pool, :func:`evaluate`), :mod:`.batched`
 (playing them on ``VectorDeals``, the choice of engine), :mod:`.report`
-(summary, tables, files), :mod:`.cli` (``barbu-eval``).
+(summary, tables, files), :mod:`.cli` (``barbu-eval``), :mod:`.compare` (``barbu-compare``: two runs on the
+same boards, their first agents' margins and the per-board difference's interval).
 """
 
 from __future__ import annotations

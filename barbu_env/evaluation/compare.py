@@ -1,0 +1,106 @@
+"""Paired comparison of two duplicate evaluations played on the same boards.
+
+    barbu-compare RESULTS_A RESULTS_B
+
+Each argument is a ``barbu-eval --out`` folder (or its ``results.json``). The two runs must have played the
+same boards (seed, mode, line-up, rules, contracts) against the same opponents; only the first agent may differ.
+For each contract, the first agent's margin in each run and the mean of the per-board differences A − B with a
+Student-t 95% interval: the same boards make the difference far less noisy than the two intervals suggest
+(e.g. "is this policy's margin over the heuristic at least PIMC's on the same boards?").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .report import FILES
+from .stats import confidence_interval
+
+
+def read_results(path: str | Path) -> dict[str, Any]:
+    """The summary in a ``barbu-eval --out`` folder or ``results.json``; ``ValueError`` naming the file and why."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / FILES["json"]
+    if not p.is_file():
+        raise ValueError(f"{str(p)!r} not found: give a barbu-eval --out folder or its {FILES['json']}")
+    try:
+        data = json.loads(p.read_text())
+        if not isinstance(data["config"], dict) or not isinstance(data["boards"], list):
+            raise TypeError("config must be a mapping and boards a list")
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{str(p)!r} is not a barbu-eval results file ({e})") from None
+    return data
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per contract of deal-mode summaries ``a`` and ``b``: ``boards`` (those both finished), ``a`` and ``b`` (the
+    first agent's per-board margins' intervals on them) and ``diff`` (the interval of a − b, board by board).
+    ``ValueError`` when the runs did not play the same boards against the same opponents."""
+    ca, cb = a["config"], b["config"]
+    if ca.get("mode") != "deal" or cb.get("mode") != "deal":
+        raise ValueError("barbu-compare compares deal-mode runs (one deal per board); got modes "
+                         f"{ca.get('mode')!r} and {cb.get('mode')!r}")  # fmt: skip
+    keys = ("seed", "lineup", "rules", "contracts")
+    diff = [k for k in keys if ca.get(k) != cb.get(k)]
+    if ca.get("agents", [])[1:] != cb.get("agents", [])[1:]:
+        diff.append(f"opponents ({ca.get('agents', [])[1:]} and {cb.get('agents', [])[1:]})")
+    if diff:
+        raise ValueError(f"the two runs did not play the same boards against the same opponents: they differ in "
+                         f"{', '.join(diff)}; only the first agent and the number of boards may differ")  # fmt: skip
+    rows_b = {(r["contract"].split(":")[0], r["board"]): r for r in b["boards"]}
+    out: dict[str, dict[str, Any]] = {}
+    for name in ca["contracts"]:
+        pairs = []
+        for r in a["boards"]:
+            other = rows_b.get((r["contract"].split(":")[0], r["board"]))
+            if r["contract"].split(":")[0] != name or other is None:
+                continue
+            if other["contract"] != r["contract"]:
+                raise ValueError(f"board {r['board']} of {name} was dealt differently ({r['contract']!r} and "
+                                 f"{other['contract']!r}): not the same boards")  # fmt: skip
+            pairs.append((r["rel"][0], other["rel"][0]))
+        if pairs:
+            out[name] = {
+                "boards": len(pairs),
+                "a": confidence_interval([x for x, _ in pairs]),
+                "b": confidence_interval([y for _, y in pairs]),
+                "diff": confidence_interval([x - y for x, y in pairs]),
+            }
+    if not out:
+        raise ValueError("the two runs have no finished board in common")
+    return out
+
+
+def markdown(a: dict[str, Any], b: dict[str, Any], rows: dict[str, dict[str, Any]]) -> str:
+    """The comparison as a Markdown table (points per deal relative to the table mean, 95% CIs)."""
+    name_a, name_b = a["config"]["agents"][0], b["config"]["agents"][0]
+    opp = ", ".join(a["config"]["agents"][1:])
+    lines = [f"# barbu-compare: A = {name_a}, B = {name_b}, each vs {opp} (seed {a['config']['seed']}, "
+             f"line-up {a['config']['lineup']})", "",
+             "The first agent's points per deal relative to the table mean on the boards both runs finished; "
+             "A − B: mean of the per-board differences ± 95% CI half-width (Student t).", "",
+             "| contract | boards | A | B | A − B |", "|---|---|---|---|---|"]  # fmt: skip
+    for name, r in rows.items():
+        cells = [f"{r[k]['mean']:+.2f} ± {r[k]['half_width']:.2f}" for k in ("a", "b", "diff")]
+        lines.append(f"| {name} | {r['boards']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a", help="barbu-eval --out folder (or results.json) of run A")
+    ap.add_argument("b", help="barbu-eval --out folder (or results.json) of run B, on the same boards")
+    args = ap.parse_args(argv)
+    try:
+        a, b = read_results(args.a), read_results(args.b)
+        print(markdown(a, b, compare(a, b)), end="")
+    except ValueError as e:
+        raise SystemExit(f"barbu-compare: {e}") from None
+
+
+if __name__ == "__main__":
+    main()

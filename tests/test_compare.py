@@ -1,0 +1,60 @@
+"""barbu-compare (barbu_env.evaluation.compare): two barbu-eval runs on the same boards, the first agent's
+margins side by side and the per-board difference's interval; runs on other boards are refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from barbu_env import evaluation as ev
+from barbu_env.evaluation.compare import compare, main, read_results
+
+
+def _run(out: Path, first: str, *extra: str, opponent: str = "random", seed: str = "3") -> Path:
+    rc = ev.main(["--agents", first, opponent, "--contract", "no_queens", "trumps", "--deals", "12", "--seed", seed,
+                  "--out", str(out), "--no-progress", *extra])  # fmt: skip
+    assert rc == 0
+    return out
+
+
+def test_difference_is_taken_board_by_board(tmp_path, capsys):
+    a = _run(tmp_path / "a", "heuristic")
+    b = _run(tmp_path / "b", "random", "--deals", "8")  # fewer boards: the 8 in common are compared
+    rows = compare(read_results(a), read_results(b))
+    data_a, data_b = read_results(a), read_results(b)
+    for name in ("no_queens", "trumps"):
+        xs = {r["board"]: r["rel"][0] for r in data_a["boards"] if r["contract"].split(":")[0] == name}
+        ys = {r["board"]: r["rel"][0] for r in data_b["boards"] if r["contract"].split(":")[0] == name}
+        common = sorted(xs.keys() & ys.keys())
+        assert rows[name]["boards"] == len(common) == 8
+        want = ev.confidence_interval([xs[k] - ys[k] for k in common])
+        assert rows[name]["diff"]["mean"] == pytest.approx(want["mean"])
+        assert rows[name]["diff"]["half_width"] == pytest.approx(want["half_width"])
+        assert rows[name]["a"]["mean"] == pytest.approx(sum(xs[k] for k in common) / 8)
+    main([str(a), str(b / "results.json")])
+    out = capsys.readouterr().out
+    assert "A = heuristic, B = random, each vs random" in out and "| trumps | 8 |" in out
+
+
+def test_runs_on_other_boards_or_opponents_are_refused(tmp_path):
+    a = _run(tmp_path / "a", "heuristic")
+    with pytest.raises(ValueError, match="differ in seed"):
+        compare(read_results(a), read_results(_run(tmp_path / "s", "random", seed="4")))
+    with pytest.raises(ValueError, match=r"differ in opponents \(\['random'\] and \['heuristic'\]\)"):
+        compare(read_results(a), read_results(_run(tmp_path / "o", "random", opponent="heuristic")))
+    with pytest.raises(ValueError, match="differ in rules"):
+        compare(read_results(a), read_results(_run(tmp_path / "r", "random", "--doubling", "classic")))
+    data = read_results(a)
+    with pytest.raises(ValueError, match="deal-mode runs"):
+        compare(data, {**data, "config": {**data["config"], "mode": "match"}})
+
+
+def test_missing_or_corrupt_files_are_named(tmp_path):
+    with pytest.raises(SystemExit, match="not found"):
+        main([str(tmp_path / "none"), str(tmp_path / "none")])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"config": {}}))
+    with pytest.raises(SystemExit, match=r"bad\.json.*not a barbu-eval results file"):
+        main([str(bad), str(bad)])
