@@ -162,8 +162,8 @@ class RolloutQConfig(CommonConfig):
     or ``learner_seat`` (that copy in the labelled seat, the compiled heuristic in the other three: the learner's
     own values against heuristic opponents, as it is trained with ``p_heuristic`` 1) or ``as_played`` (that copy in
     the labelled seat and in every seat the learner or a snapshot plays in that deal, the compiled heuristic in the
-    heuristic's seats: the learner's values against the opponents it actually faces, which its observation lets
-    it tell apart; only the learner's and snapshots' states are labelled)."""
+    heuristic's seats: the learner's values against the opponents it actually faces, for it to tell apart from
+    what its observation shows of their play; only the learner's and snapshots' states are labelled)."""
     rollout_opponents: float = 1.0
     """With ``rollout: learner``, the probability that each of the other three seats of a labelled state's playouts
     is played by the learner's copy, drawn per labelled state and seat (the same for all its moves and worlds); the
@@ -248,9 +248,10 @@ class Labeller:
     def _draw_roles(self, games: np.ndarray) -> None:
         p_snap = self.cfg.p_snapshot if self.snapshots_on else 0.0
         self.roles[games] = draw_roles(self.rng, games.shape[0], self.cfg.p_heuristic, p_snap, True)
-        table = games[self.rng.random(games.shape[0]) < self.cfg.p_heuristic_deal]
-        self.roles[table] = HEURISTIC
-        self.roles[table, self.rng.integers(4, size=table.shape[0])] = LEARNER
+        if self.cfg.p_heuristic_deal > 0:  # (no draw otherwise: runs without it keep their random streams)
+            table = games[self.rng.random(games.shape[0]) < self.cfg.p_heuristic_deal]
+            self.roles[table] = HEURISTIC
+            self.roles[table, self.rng.integers(4, size=table.shape[0])] = LEARNER
 
     def step(self, net: PolicyNet, snapshot: PolicyNet | None) -> dict[str, np.ndarray] | None:
         """One decision in every game; returns the labelled states of this step (or None)."""
