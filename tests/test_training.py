@@ -426,7 +426,10 @@ def test_every_shipped_config_loads_with_its_script(name: str) -> None:
         ("rules=no_such_preset", ["config rules", "unknown rules"]),
         ("per_contract={trumps: {states: x}}", ["config per_contract.trumps.states", "expected an integer"]),
         ("states", ["bad override 'states'", "key=value"]),
-        ("rollout=pimc", ["config rollout", "expected one of ['heuristic', 'learner', 'learner_seat', 'as_played']", "'pimc'"]),
+        (
+            "rollout=pimc",
+            ["config rollout", "expected one of ['heuristic', 'learner', 'learner_seat', 'as_played']", "'pimc'"],
+        ),
     ],
 )
 def test_bad_config_values_name_the_key_and_what_is_allowed(override: str, words: list[str]) -> None:
