@@ -178,11 +178,9 @@ def test_learner_rollouts_label_every_legal_move_with_the_policys_playout(tmp_pa
     assert not np.allclose(np.concatenate(own), np.concatenate(heur), atol=2e-3)
 
 
-@pytest.mark.parametrize("share", [0.0, 0.5])
-def test_rollout_opponents_draws_the_playout_seats_once_per_labelled_state(share: float) -> None:
-    """``rollout_opponents``: the labelled seat's playouts are the learner's, each other seat the learner's with that
-    probability, drawn once per labelled state (the same for its every move and world); 0 is ``learner_seat``."""
-    cfg = RolloutQConfig(rollout="learner", rollout_opponents=share, worlds=2, label_prob=1.0)
+def recording_labeller(cfg: RolloutQConfig) -> tuple[rollout_q.Labeller, PolicyNet, list]:
+    """A 64-game No hearts labeller with learner playouts by a small network, and the list its playouts append
+    ``(rows, seats)`` to (each call's game rows and who plays each seat)."""
     policy = rollout_q.LearnerPolicy("no_hearts", Rules())
     net = PolicyNet(hidden=(16,)).eval()
     policy.load(net)
@@ -191,16 +189,26 @@ def test_rollout_opponents_draws_the_playout_seats_once_per_labelled_state(share
     play_out = lab.rollouts.play_out
 
     def recording(rows, first, seats=None):
-        seen.append((rows[:, COLUMNS["to_move"]].copy(), np.array(seats)))
+        seen.append((rows.copy(), np.array(seats)))
         return play_out(rows, first, seats)
 
     lab.rollouts.play_out = recording  # type: ignore[method-assign]
+    return lab, net, seen
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5])
+def test_rollout_opponents_draws_the_playout_seats_once_per_labelled_state(share: float) -> None:
+    """``rollout_opponents``: the labelled seat's playouts are the learner's, each other seat the learner's with that
+    probability, drawn once per labelled state (the same for its every move and world); 0 is ``learner_seat``."""
+    cfg = RolloutQConfig(rollout="learner", rollout_opponents=share, worlds=2, label_prob=1.0)
+    lab, net, seen = recording_labeller(cfg)
     others: list[int] = []
     while len(others) < 300:
         part = lab.step(net, None)
         if part is None:
             continue
-        to_move, seats = seen[-1]
+        rows, seats = seen[-1]
+        to_move = rows[:, COLUMNS["to_move"]]
         assert seats[np.arange(len(seats)), to_move].all()  # the labelled seat: always the learner
         counts = part["mask"].sum(1)
         per_world = seats.reshape(2, counts.sum(), 4)
@@ -220,18 +228,7 @@ def test_as_played_rollouts_give_each_seat_to_whoever_plays_it_in_that_deal() ->
     seat the learner or a snapshot plays in that deal, the heuristic in the heuristic's seats; the heuristic's own
     states are not labelled. ``p_heuristic_deal``: that share of the deals is one learner and three heuristic seats."""
     cfg = RolloutQConfig(rollout="as_played", p_heuristic_deal=0.5, p_heuristic=0.3, worlds=2, label_prob=1.0)
-    policy = rollout_q.LearnerPolicy("no_hearts", Rules())
-    net = PolicyNet(hidden=(16,)).eval()
-    policy.load(net)
-    lab = rollout_q.Labeller("no_hearts", Rules(), 64, np.random.default_rng(0), cfg, policy)
-    seen: list[tuple[np.ndarray, np.ndarray]] = []
-    play_out = lab.rollouts.play_out
-
-    def recording(rows, first, seats=None):
-        seen.append((rows.copy(), np.array(seats)))
-        return play_out(rows, first, seats)
-
-    lab.rollouts.play_out = recording  # type: ignore[method-assign]
+    lab, net, seen = recording_labeller(cfg)
     tables = opponents = 0
     for _ in range(150):
         roles, before = lab.roles.copy(), lab.env.state.data.copy()

@@ -52,17 +52,18 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]]:
         raise ValueError(f"the two runs did not play the same boards against the same opponents: they differ in "
                          f"{', '.join(diff)}; only the first agent and the number of boards may differ")  # fmt: skip
     rows_b = {(r["contract"].split(":")[0], r["board"]): r for r in b["boards"]}
+    by_name: dict[str, list[tuple[float, float]]] = {name: [] for name in ca["contracts"]}
+    for r in a["boards"]:
+        name = r["contract"].split(":")[0]
+        other = rows_b.get((name, r["board"]))
+        if other is None:
+            continue
+        if other["contract"] != r["contract"]:
+            raise ValueError(f"board {r['board']} of {name} was dealt differently ({r['contract']!r} and "
+                             f"{other['contract']!r}): not the same boards")  # fmt: skip
+        by_name.setdefault(name, []).append((r["rel"][0], other["rel"][0]))
     out: dict[str, dict[str, Any]] = {}
-    for name in ca["contracts"]:
-        pairs = []
-        for r in a["boards"]:
-            other = rows_b.get((r["contract"].split(":")[0], r["board"]))
-            if r["contract"].split(":")[0] != name or other is None:
-                continue
-            if other["contract"] != r["contract"]:
-                raise ValueError(f"board {r['board']} of {name} was dealt differently ({r['contract']!r} and "
-                                 f"{other['contract']!r}): not the same boards")  # fmt: skip
-            pairs.append((r["rel"][0], other["rel"][0]))
+    for name, pairs in by_name.items():
         if pairs:
             out[name] = {
                 "boards": len(pairs),
