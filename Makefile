@@ -28,9 +28,11 @@ venv: $(STAMP)
 train: $(STAMP)
 	$(PY) -m training.rollout_q --config configs/default.yaml $(ARGS)
 
+# pytest-xdist spreads the tests over TEST_WORKERS processes (auto: one per core; 0: in this process).
+TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
