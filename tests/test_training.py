@@ -598,6 +598,31 @@ def test_init_weights_and_resume_state_refuse_another_contract_or_sizes(tmp_path
         load_resume(tmp_path / "state.pt", "trumps", other, opt, again)
 
 
+@pytest.mark.parametrize(("small", "large"), [(((16,), 0), ((32,), 4)), (((8, 4), 2), ((12, 6), 5)),
+                                              (((8, 4), 0), ((8, 4), 3))])  # fmt: skip
+def test_init_weights_widens_a_network_that_then_plays_as_the_checkpoint(tmp_path: Path, small, large) -> None:
+    """A wider network (hidden layers, card head) started from a checkpoint gives the checkpoint's logits and value;
+    its new units' incoming weights are not zero (they can learn) and their outgoing weights are."""
+    from training.common import init_weights
+
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=small[0], card_hidden=small[1])
+    save_checkpoint(tmp_path / "no_king.pt", net, "no_king", {})
+    net, _ = load_checkpoint(tmp_path / "no_king.pt")  # the float16 round trip the weights make
+    wide = PolicyNet(hidden=large[0], card_hidden=large[1])
+    init_weights(wide, str(tmp_path), "no_king")
+    obs = (torch.rand(64, net.obs_size) < 0.1).float()
+    mask = (torch.rand(64, net.num_actions) < 0.3).float()
+    mask[:, 0] = 1
+    (a, va), (b, vb) = net(obs, mask), wide(obs, mask)
+    assert torch.allclose(a, b, atol=1e-5) and torch.allclose(va, vb, atol=1e-5)
+    first, h = wide.trunk[0].weight, small[0][0]
+    assert torch.equal(first[:h], net.trunk[0].weight) and (large[0][0] == h or first[h:].abs().sum() > 0)
+    assert wide.policy.weight[:, small[0][-1] :].abs().sum() == 0
+    if large[1] > small[1]:
+        assert wide.card_head["out"].weight[:, small[1] :].abs().sum() == 0
+
+
 def test_ema_weights_are_evaluated_saved_and_resumed(tmp_path: Path) -> None:
     """``ema``: the moving average of the weights (decay per update) is the network saved as ``best.pt`` and
     resumed from ``state.pt``; the trained weights go on separately."""

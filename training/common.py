@@ -208,23 +208,39 @@ def sizes(net: PolicyNet) -> dict[str, Any]:
 
 
 def init_weights(net: PolicyNet, path: str, contract: str) -> None:
-    """Load into ``net`` the weights of the checkpoint ``path`` (the file, or a folder holding
-    ``<contract>.pt``); ``ValueError`` naming both when it plays another contract or has other sizes. A plain
-    checkpoint may start a network with a card head of its sizes: the card head's output layer starts at zero, so
-    the network plays as the checkpoint did until it learns."""
+    """Load into ``net`` the weights of the checkpoint ``path`` (the file, or a folder holding ``<contract>.pt``);
+    ``ValueError`` naming both when it plays another contract or has other sizes than :func:`widens` allows. A
+    wider ``net`` (or one with a card head where the checkpoint has none) starts as the checkpoint plays: each
+    weight is copied into the leading block of its own, the new units keep their fresh incoming weights and their
+    outgoing weights start at zero (Net2Net's function-preserving widening, zero-initialised)."""
     from barbu_env.nn import load_checkpoint
 
     p = Path(path) / f"{contract}.pt" if Path(path).is_dir() else Path(path)
     loaded, ckpt = load_checkpoint(p)
-    grows = loaded.card_head is None and net.card_head is not None and list(loaded.hidden) == list(net.hidden)
-    if ckpt["contract"] != contract or (sizes(loaded) != sizes(net) and not grows):
+    if ckpt["contract"] != contract or not widens(loaded, net):
         raise ValueError(f"init checkpoint {str(p)!r} plays {ckpt['contract']!r} with sizes {sizes(loaded)}; "
-                         f"this run trains {contract!r} with sizes {sizes(net)}")  # fmt: skip
-    net.load_state_dict(loaded.state_dict(), strict=not grows)
-    if grows:
-        with torch.no_grad():
-            net.card_head["out"].weight.zero_()
-            net.card_head["out"].bias.zero_()
+                         f"this run trains {contract!r} with sizes {sizes(net)} (the same, or each at least as "
+                         "large with as many layers)")  # fmt: skip
+    old = loaded.state_dict()
+    with torch.no_grad():
+        for name, w in net.state_dict().items():
+            if name not in old:  # a card head the checkpoint lacks: it adds nothing until it learns
+                if name.startswith("card_head.out."):
+                    w.zero_()
+                continue
+            o = old[name]
+            if w.ndim == 2 and w.shape[1] > o.shape[1]:  # the new inputs of this layer: new units' outputs
+                w[:, o.shape[1] :] = 0.0
+            w[tuple(slice(0, n) for n in o.shape)] = o
+
+
+def widens(small: PolicyNet, large: PolicyNet) -> bool:
+    """Whether :func:`init_weights` can start ``large`` from ``small``: the same observation and action sizes and
+    number of hidden layers, each hidden layer and the card head at least as wide (none counts as width 0)."""
+    same = (small.obs_size, small.num_actions, len(small.hidden)) == (large.obs_size, large.num_actions,
+                                                                     len(large.hidden))  # fmt: skip
+    wider = all(a <= b for a, b in zip(small.hidden, large.hidden)) and small.card_hidden <= large.card_hidden
+    return same and wider
 
 
 def save_resume(directory: Path, contract: str, net: PolicyNet, opt: torch.optim.Optimizer,
