@@ -87,8 +87,8 @@ class SelfPlayConfig(CommonConfig):
     bc_lr: float = 1e-3
     """Adam learning rate of the warm start."""
     init: str = ""
-    """If set, a checkpoint file, or a folder holding ``<contract>.pt``, whose weights start the network (of the
-    same sizes) instead of the imitation warm start."""
+    """If set, a checkpoint file, or a folder holding ``<contract>.pt``, whose weights start the network instead of
+    the imitation warm start (of the same sizes, or narrower: ``training.common.init_weights`` widens them)."""
     decisions: int = 2_000_000
     """Learner decisions trained by self-play per contract."""
     rollout: int = 16_384

@@ -137,8 +137,9 @@ class RolloutQConfig(CommonConfig):
     bc_states: int = 500_000
     """Labelled states over which the imitation weight falls to 0."""
     init: str = ""
-    """If set, a checkpoint file, or a folder holding ``<contract>.pt``, whose weights (of the same sizes) start
-    the network."""
+    """If set, a checkpoint file, or a folder holding ``<contract>.pt``, whose weights start the network: of the
+    same sizes, or narrower (each hidden layer and the card head at most as wide, as many layers), in which case
+    the wider network starts as the checkpoint plays (``training.common.init_weights``)."""
     worlds: int = 1
     """Deals each labelled state's moves are played out in: the true one, plus ``worlds - 1`` with the hidden hands
     redealt consistently with what the seat on move knows (PIMC's sampler, ``vector.worlds``); the target is the
