@@ -22,8 +22,8 @@ def _run(out: Path, first: str, *extra: str, opponent: str = "random", seed: str
 def test_difference_is_taken_board_by_board(tmp_path, capsys):
     a = _run(tmp_path / "a", "heuristic")
     b = _run(tmp_path / "b", "random", "--deals", "8")  # fewer boards: the 8 in common are compared
-    rows = compare(read_results(a), read_results(b))
     data_a, data_b = read_results(a), read_results(b)
+    rows = compare(data_a, data_b)
     for name in ("no_queens", "trumps"):
         xs = {r["board"]: r["rel"][0] for r in data_a["boards"] if r["contract"].split(":")[0] == name}
         ys = {r["board"]: r["rel"][0] for r in data_b["boards"] if r["contract"].split(":")[0] == name}
