@@ -469,8 +469,8 @@ def _saved(tmp_path: Path, **changes) -> Path:
 
 def test_shipped_checkpoints_carry_the_env_version_and_layout_fingerprint() -> None:
     """Every shipped card-play checkpoint is of this env's version and layout, and they stay small: each under 2 MB
-    (No hearts', Trumps' and Fantan's networks are [512, 256], 1.6 MB; the others [256, 128], 0.75 MB), all of
-    ``checkpoints/`` under 9 MB."""
+    (No tricks', No hearts', Trumps' and Fantan's networks are [512, 256], 1.6 MB; the others [256, 128], 0.75 MB),
+    all of ``checkpoints/`` under 9 MB."""
     from barbu_env.nn import ENV_VERSION, OBS_LAYOUT
 
     for path in sorted((ROOT / "checkpoints").glob("*.pt")):
