@@ -66,7 +66,7 @@ chance nodes are not counted) per second:
   ``training.rollout_q`` (1024 games on ``VectorDeals``, every legal move of a labelled state played out by the
   compiled heuristic, then the updates; a 64-unit card head, as ``make train``); ``train-rollout-q-learner``: the
   same with ``rollout=learner`` (the playouts by a frozen copy of the learner), as the shipped card play was last
-  trained;
+  trained; its note line gives the card decisions that copy takes in the playouts per second too;
   the last four rows' note lines give every seat's decisions/s too.
 
 Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
@@ -556,9 +556,12 @@ def _train_rollout_q(rollout: str, card_hidden: int, chunk: int) -> Callable[[fl
             run = rq.Run(cfg, "no_queens", resume=False)
             run.evaluate = lambda: {}  # no model selection inside the timed loop
             run.train(seconds=0.1)  # compile / load the kernels before timing
+            out0 = run.played_out
             states, played, dt = run.train(seconds=seconds)
+            out = run.played_out - out0
             run.close_logs()
-        print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s; states labelled with "
+        copy = f"; the learner copy's playout decisions: {out / dt:,.0f}/s" if out else ""
+        print(f"{'':18s} (B={cfg.num_games}, every seat's decisions: {played / dt:,.0f}/s{copy}; states labelled with "
               f"every legal move's playout by the {rollout}, {cfg.replay:g} samples trained per state, minibatch "
               f"{cfg.minibatch}, card head {card_hidden})")  # fmt: skip
         return states / dt

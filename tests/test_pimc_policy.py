@@ -130,6 +130,31 @@ def test_policy_in_one_seat_heuristic_in_the_others(nets):
         ro.play_out(np.repeat(rows[:1], 2, axis=0), np.array(legal[:1] * 2), np.ones((2, 3), bool))
 
 
+def test_playout_decisions_are_counted(nets):
+    """``PolicyRollouts.decisions`` counts the policy's card decisions: in a contract played to the last trick (R5)
+    with the policy in every seat, each card left in the hands after the first action is one; with one seat marked,
+    that seat's."""
+    rules = Rules()
+    ro = PolicyRollouts(build_tables(rules), agents.make(str(nets)))
+    checked = 0
+    for d in mid_deals(rules, 7, seed=13, contracts=["no_tricks", "no_last_two", "trumps:H"]):
+        if d.phase != PLAY:
+            continue
+        seat, legal = d.to_move, d.legal_actions()
+        rows = np.repeat(row_of_deal(d, ro.t)[None], len(legal), axis=0)
+        left = [bin(h).count("1") for h in d.hands]
+        before = ro.decisions
+        ro.play_out(rows, np.array(legal))
+        assert ro.decisions - before == len(legal) * (sum(left) - 1)
+        seats = np.zeros((len(legal), 4), bool)
+        seats[:, seat] = True
+        before = ro.decisions
+        ro.play_out(rows, np.array(legal), seats)
+        assert ro.decisions - before == len(legal) * (left[seat] - 1)
+        checked += 1
+    assert checked > 3
+
+
 def test_log_likelihoods_equal_reference(nets):
     """``weighting=policy``'s world scores: the sum over the other seats' past card decisions of the log-softmax
     (at a temperature) of the network's logits, as the reference computes it decision by decision."""

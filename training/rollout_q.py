@@ -246,6 +246,10 @@ class Labeller:
         self.learner_scores: list[float] = []
         self.decisions = 0  # decisions of every seat taken so far
 
+    def playout_decisions(self) -> int:
+        """Card decisions the learner's copy has taken in this labeller's playouts (0 with heuristic playouts)."""
+        return self.rollouts.decisions if self.by_policy else 0
+
     def _draw_roles(self, games: np.ndarray) -> None:
         p_snap = self.cfg.p_snapshot if self.snapshots_on else 0.0
         self.roles[games] = draw_roles(self.rng, games.shape[0], self.cfg.p_heuristic, p_snap, True)
@@ -436,6 +440,8 @@ class Run:
         self.goal = cfg.states * self.n
         self.states = self.updates = 0
         self.wall = 0.0
+        #: Card decisions the learner's copy took in labelling playouts by this process's ``train`` calls.
+        self.played_out = 0
         self.next_eval, self.next_snapshot = cfg.eval_every * self.n, cfg.snapshot_every * self.n
         state = self.dir / "state.pt"
         self.resumed = resume and state.is_file()
@@ -589,6 +595,7 @@ class Run:
         for lab in labellers:
             lab.snapshots_on = bool(self.pool)
         played0 = sum(lab.decisions for lab in labellers)
+        out0 = sum(lab.playout_decisions() for lab in labellers)
         parts: list[dict[str, np.ndarray]] = []
         got = 0
         while got < want:
@@ -607,7 +614,8 @@ class Run:
             row["charts/points_per_deal"] = float(np.mean(scores))
         for lab in labellers:
             lab.learner_scores.clear()
-        return row | {"states": got, "played": sum(lab.decisions for lab in labellers) - played0}
+        return row | {"states": got, "played": sum(lab.decisions for lab in labellers) - played0,
+                      "played_out": sum(lab.playout_decisions() for lab in labellers) - out0}
 
     def train(self, seconds: float | None = None, position: int = 0) -> tuple[int, int, float]:
         """Rounds until ``states`` states of each contract are labelled (or, if given, ``seconds`` have passed: the
@@ -628,17 +636,18 @@ class Run:
                 snap.load_state_dict(self.pool[int(self.rng.integers(len(self.pool)))])
             rows = [self.label(p, labs, cfg.chunk // self.n + (i < cfg.chunk % self.n), snap)
                     for i, (p, labs) in enumerate(zip(self.parts, labellers, strict=True))]  # fmt: skip
-            got, played = (int(sum(r.pop(k) for r in rows)) for k in ("states", "played"))
+            got, played, out = (int(sum(r.pop(k) for r in rows)) for k in ("states", "played", "played_out"))
             t_play = time.time() - t0
             row = self.fit(int(cfg.replay * got))
             self.states += got
             new += got
             played_all += played
+            self.played_out += out
             dt = time.time() - t0
             self.wall += dt
             bar.update(got)
             row |= {"charts/states_per_s": got / max(dt, 1e-9), "charts/all_seat_decisions_per_s": played / dt,
-                    "charts/play_share": t_play / dt}  # fmt: skip
+                    "charts/playout_decisions_per_s": out / dt, "charts/play_share": t_play / dt}  # fmt: skip
             for part, own in zip(self.parts, rows, strict=True):
                 self.log(part, own | row)
             if self.states >= self.next_snapshot:

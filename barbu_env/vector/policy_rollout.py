@@ -68,6 +68,8 @@ class PolicyRollouts:
         self.t = t
         self.policy = policy
         self._deals: VectorDeals | None = None
+        self.decisions = 0
+        """The policy's card decisions taken in playouts so far (one per game per step it plays)."""
 
     def _load(self, rows: np.ndarray) -> VectorDeals:
         """A ``VectorDeals`` (one kept, grown as needed) whose first games hold ``rows``, the others over."""
@@ -130,6 +132,7 @@ class PolicyRollouts:
                     at = k == c
                     act[games[at]] = self.policy.card_actions(self.t.names[c], obs[at], mask[at])
                 cards[games] += 1
+                self.decisions += games.size
             v.step(act)
         return v.state.scores[:n].copy()
 
