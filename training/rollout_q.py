@@ -589,7 +589,8 @@ class Run:
 
     def label(self, part: Part, labellers: list[Labeller], want: int, snap: PolicyNet) -> dict[str, float]:
         """Play ``part``'s games until ``want`` states are labelled; add them to its buffer; returns its metrics
-        (``holdout`` on the new states, learner points per deal, decisions of every seat played)."""
+        (``holdout`` on the new states, learner points per deal, decisions of every seat played, the learner
+        copy's playout decisions)."""
         if part.policy is not None:
             part.policy.load(self.net)
         for lab in labellers:
@@ -614,8 +615,11 @@ class Run:
             row["charts/points_per_deal"] = float(np.mean(scores))
         for lab in labellers:
             lab.learner_scores.clear()
-        return row | {"states": got, "played": sum(lab.decisions for lab in labellers) - played0,
-                      "played_out": sum(lab.playout_decisions() for lab in labellers) - out0}
+        return row | {
+            "states": got,
+            "played": sum(lab.decisions for lab in labellers) - played0,
+            "played_out": sum(lab.playout_decisions() for lab in labellers) - out0,
+        }
 
     def train(self, seconds: float | None = None, position: int = 0) -> tuple[int, int, float]:
         """Rounds until ``states`` states of each contract are labelled (or, if given, ``seconds`` have passed: the
