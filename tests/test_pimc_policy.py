@@ -142,7 +142,7 @@ def test_playout_decisions_are_counted(nets):
             continue
         seat, legal = d.to_move, d.legal_actions()
         rows = np.repeat(row_of_deal(d, ro.t)[None], len(legal), axis=0)
-        left = [bin(h).count("1") for h in d.hands]
+        left = [h.bit_count() for h in d.hands]
         before = ro.decisions
         ro.play_out(rows, np.array(legal))
         assert ro.decisions - before == len(legal) * (sum(left) - 1)
