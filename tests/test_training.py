@@ -468,16 +468,16 @@ def _saved(tmp_path: Path, **changes) -> Path:
 
 
 def test_shipped_checkpoints_carry_the_env_version_and_layout_fingerprint() -> None:
-    """Every shipped card-play checkpoint is of this env's version and layout, and they stay small: each under 2 MB
-    (No tricks', No hearts', Trumps' and Fantan's networks are [512, 256], 1.6 MB; the others [256, 128], 0.75 MB),
-    all of ``checkpoints/`` under 9 MB."""
+    """Every shipped card-play checkpoint is of this env's version and layout, and they stay small: each under 4 MB
+    (No hearts' network is [1024, 512], 3.7 MB; No tricks', Trumps' and Fantan's [512, 256], 1.6 MB; the others
+    [256, 128], 0.75 MB), all of ``checkpoints/`` under 12 MB."""
     from barbu_env.nn import ENV_VERSION, OBS_LAYOUT
 
     for path in sorted((ROOT / "checkpoints").glob("*.pt")):
         _, ckpt = load_checkpoint(path)
         assert ckpt["env_version"] == ENV_VERSION == "barbu_v0" and ckpt["obs_layout"] == OBS_LAYOUT
-        assert path.stat().st_size < 2_000_000, path
-    assert sum(p.stat().st_size for p in (ROOT / "checkpoints").rglob("*") if p.is_file()) < 9_000_000
+        assert path.stat().st_size < 4_000_000, path
+    assert sum(p.stat().st_size for p in (ROOT / "checkpoints").rglob("*") if p.is_file()) < 12_000_000
 
 
 @pytest.mark.parametrize(
