@@ -469,8 +469,8 @@ def _saved(tmp_path: Path, **changes) -> Path:
 
 def test_shipped_checkpoints_carry_the_env_version_and_layout_fingerprint() -> None:
     """Every shipped card-play checkpoint is of this env's version and layout, and they stay small: each under 4 MB
-    (No hearts' network is [1024, 512], 3.7 MB; No tricks', Trumps' and Fantan's [512, 256], 1.6 MB; the others
-    [256, 128], 0.75 MB), all of ``checkpoints/`` under 12 MB."""
+    (the largest, No hearts' [1024, 512] network pruned to [828, 469], is 3.0 MB), all of ``checkpoints/`` under 12
+    MB."""
     from barbu_env.nn import ENV_VERSION, OBS_LAYOUT
 
     for path in sorted((ROOT / "checkpoints").glob("*.pt")):
@@ -478,6 +478,23 @@ def test_shipped_checkpoints_carry_the_env_version_and_layout_fingerprint() -> N
         assert ckpt["env_version"] == ENV_VERSION == "barbu_v0" and ckpt["obs_layout"] == OBS_LAYOUT
         assert path.stat().st_size < 4_000_000, path
     assert sum(p.stat().st_size for p in (ROOT / "checkpoints").rglob("*") if p.is_file()) < 12_000_000
+
+
+def test_the_manifest_describes_the_shipped_files() -> None:
+    """``checkpoints/MANIFEST.json`` gives each card-play file's size in bytes and hidden sizes (``[256, 128]`` where
+    it names none); a pruned file's entry (``training.prune``) is the file's own record of its pruning."""
+    import json
+
+    manifest = json.loads((ROOT / "checkpoints" / "MANIFEST.json").read_text())
+    assert sorted(manifest["contracts"]) == sorted(p.stem for p in (ROOT / "checkpoints").glob("*.pt"))
+    for contract, entry in manifest["contracts"].items():
+        path = ROOT / "checkpoints" / entry["file"]
+        _, ckpt = load_checkpoint(path)
+        assert (entry["bytes"], entry.get("hidden", [256, 128])) == (path.stat().st_size, ckpt["hidden"]), contract
+        if "pruned" in entry:
+            record = dict(ckpt["meta"]["pruned"])
+            assert record.pop("meta") is not None and record["check_changed"] == 0
+            assert all(entry["pruned"][k] == v for k, v in record.items()), contract
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,87 @@
+"""``training.prune``: dropping a network's dead ReLU units keeps its outputs, is checked, and is recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from barbu_env.nn import PolicyNet, compiled_greedy, flat_policy, load_checkpoint, save_checkpoint  # noqa: E402
+from training import prune  # noqa: E402
+
+
+def _net_with_dead_units(seed: int = 0) -> PolicyNet:
+    """A small network whose first 8 units of layer 1 and first 4 of layer 2 can never be positive (a bias far
+    below anything their inputs can add)."""
+    torch.manual_seed(seed)
+    net = PolicyNet(hidden=(32, 16), card_hidden=4).eval()
+    first, second = prune._linears(net)
+    with torch.no_grad():
+        first.bias[:8] = -1e3
+        second.bias[:4] = -1e3
+    return net
+
+
+def test_pruning_drops_the_dead_units_and_keeps_every_output() -> None:
+    net = _net_with_dead_units()
+    keep, seen = prune.active_units(net, prune.card_decisions(net, "no_hearts", games=20, seed=0))
+    assert seen > 100
+    assert not keep[0][:8].any() and not keep[1][:4].any()
+    small = prune.pruned(net, keep)
+    assert small.hidden == (int(keep[0].sum()), int(keep[1].sum())) and small.hidden[0] <= 24
+    obs, mask = (np.concatenate(x) for x in zip(*prune.card_decisions(net, "no_hearts", 10, seed=1), strict=True))
+    with torch.no_grad():
+        a, _ = net(torch.from_numpy(obs), torch.from_numpy(mask))
+        b, _ = small(torch.from_numpy(obs), torch.from_numpy(mask))
+    legal = torch.from_numpy(mask).bool()
+    assert torch.allclose(torch.where(legal, a, 0.0), torch.where(legal, b, 0.0), atol=1e-5)
+    best_a = compiled_greedy(flat_policy(net), obs, mask, 0.0)[0]
+    best_b = compiled_greedy(flat_policy(small), obs, mask, 0.0)[0]
+    assert np.array_equal(best_a, best_b)
+    assert prune.greedy_changes(net, small, [(obs, mask)])[:2] == (0, len(obs))
+
+
+@pytest.mark.parametrize("contract", ["trumps", "fantan", "no_last_two"])
+def test_card_decisions_are_card_plays_with_a_choice(contract: str) -> None:
+    net = PolicyNet(hidden=(8,)).eval()
+    rows = list(prune.card_decisions(net, contract, games=4, seed=0))
+    mask = np.concatenate([m for _, m in rows])
+    assert len(mask) > 10 and mask[:, :52].any(1).all() and (mask.sum(1) > 1).all()
+
+
+def test_prune_writes_the_smaller_network_and_records_it(tmp_path: Path) -> None:
+    src = tmp_path / "src.pt"
+    save_checkpoint(src, _net_with_dead_units(), "no_queens", {"lr": 0.1}, {"states": 7})
+    prune.main([str(tmp_path / "out.pt"), str(src), "--games", "12", "--check-games", "6"])
+    net, ckpt = load_checkpoint(tmp_path / "out.pt")
+    info = ckpt["meta"]["pruned"]
+    assert list(net.hidden) == info["kept"] and info["hidden"] == [32, 16] and info["check_changed"] == 0
+    assert info["meta"] == {"states": 7} and ckpt["config"] == {"lr": 0.1} and ckpt["contract"] == "no_queens"
+
+
+def test_prune_refuses_to_write_a_network_that_plays_differently(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    src = tmp_path / "src.pt"
+    torch.manual_seed(3)
+    save_checkpoint(src, PolicyNet(hidden=(32, 16)), "no_queens", {})
+
+    def live_units_dropped(net: PolicyNet, decisions: object) -> tuple[list[np.ndarray], int]:
+        return [np.arange(m) < 2 for m in net.hidden], 1
+
+    monkeypatch.setattr(prune, "active_units", live_units_dropped)
+    with pytest.raises(SystemExit, match=r"changes the greedy choice of \d+ of \d+ check decisions"):
+        prune.main([str(tmp_path / "out.pt"), str(src), "--games", "4", "--check-games", "4"])
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_prune_refuses_an_empty_layer_and_a_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    net = PolicyNet(hidden=(8, 4))
+    with pytest.raises(ValueError, match=r"leave a hidden layer empty \(units kept per layer: \[8, 0\]\)"):
+        prune.pruned(net, [np.ones(8, bool), np.zeros(4, bool)])
+    (tmp_path / "bad.pt").write_text("not a checkpoint")
+    with pytest.raises(SystemExit):
+        prune.main([str(tmp_path / "out.pt"), str(tmp_path / "bad.pt")])
+    assert "bad.pt" in capsys.readouterr().err

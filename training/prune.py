@@ -1,0 +1,163 @@
+"""Drop the hidden units a checkpoint's network never uses (structured pruning of dead ReLU units).
+
+A ReLU unit whose input sum is never positive outputs zero wherever it was seen, and removing it (its row of its
+layer, its column of the next layer, of the policy, value and card heads) leaves the network's output unchanged
+there. ``python -m training.prune OUT IN`` plays ``--games`` deals of ``IN``'s contract on the compiled engine
+(``VectorDeals``), half with doubling off and half with classic doubling, each card decision taken by the network
+itself (greedy), the compiled heuristic or a uniformly random legal card (drawn per decision, a third each; every
+other decision by the heuristic); it keeps the units positive on at least one card decision of those deals and
+writes the smaller network. It then plays ``--check-games`` deals the same way from another seed and compares the
+two networks' greedy choices on every card decision with a choice: it refuses to write ``OUT`` when any differs
+(the units it dropped do fire somewhere: play more ``--games``). ``OUT``'s ``meta`` records the source file, its
+SHA-256 and meta, the units kept and the check. The compiled pass (``barbu_env.vector.jit.policy``) skips zero
+inputs, so the pruned network costs less per decision in proportion to the weights dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from barbu_env.nn import PolicyNet, compiled_greedy, flat_policy, load_checkpoint, save_checkpoint
+from barbu_env.rules import Rules
+from barbu_env.vector import VectorDeals, random_actions
+
+#: The contract names of ``VectorDeals`` for the networks' contracts (a trump suit and a Fantan rank fixed, as the
+#: benchmark plays them: they only start the deal, the card play that follows is the contract's).
+_DEALS = {"trumps": "trumps:S", "fantan": "fantan:7"}
+
+
+def _linears(net: PolicyNet) -> list[nn.Linear]:
+    return [m for m in net.trunk if isinstance(m, nn.Linear)]
+
+
+def _card_rows(mask: np.ndarray) -> np.ndarray:
+    """The rows of ``mask`` that are card decisions with a choice (what the network decides)."""
+    return mask[:, :52].any(1) & (mask.sum(1) > 1)
+
+
+def card_decisions(net: PolicyNet, contract: str, games: int, seed: int,
+                   batch: int = 1024) -> Iterator[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+    """``(obs float32 [n, OBS_SIZE], mask int8 [n, A])`` of the card decisions with a choice, one step of
+    ``batch`` games at a time, in ``games`` deals of ``contract`` (half doubling off, half classic), each card
+    chosen by ``net`` (greedy), the compiled heuristic or at random, a third each per decision, every other
+    decision by the heuristic."""
+    rng = np.random.default_rng(seed)
+    flat = flat_policy(net)
+    for k, doubling in enumerate(("off", "classic")):
+        want = games // 2 if k == 0 else games - games // 2
+        v = VectorDeals(_DEALS.get(contract, contract), Rules(doubling=doubling), batch=min(batch, max(want, 1)),
+                        seed=int(rng.integers(2**63)))  # fmt: skip
+        v.reset()
+        dealt = 0
+        while dealt < want:
+            obs, mask, _ = v.observe()
+            rows = _card_rows(mask)
+            actions = v.heuristic_actions().copy()
+            if rows.any():
+                o, m = obs[rows].copy(), mask[rows].copy()
+                yield o, m
+                who = rng.integers(3, size=len(o))  # 0: the network, 1: the heuristic, 2: random
+                chosen = np.where(who == 0, compiled_greedy(flat, o, m, 0.0)[0], actions[rows])
+                actions[rows] = np.where(who == 2, random_actions(m, rng), chosen)
+            _, done = v.step(actions)
+            dealt += int(done.sum())
+
+
+def active_units(net: PolicyNet, decisions: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[list[np.ndarray], int]:
+    """``(per hidden layer of net's trunk whether each unit is positive on at least one observation of
+    decisions, how many observations there were)``."""
+    layers = _linears(net)
+    seen = [np.zeros(m.out_features, bool) for m in layers]
+    n = 0
+    with torch.no_grad():
+        for obs, _ in decisions:
+            x = torch.from_numpy(obs)
+            n += len(obs)
+            for k, m in enumerate(layers):
+                x = torch.relu(m(x))
+                seen[k] |= (x > 0).any(0).numpy()
+    return seen, n
+
+
+def pruned(net: PolicyNet, keep: list[np.ndarray]) -> PolicyNet:
+    """A copy of ``net`` with only the hidden units ``keep`` marks (one bool array per hidden layer), every weight
+    that reads a kept unit's output carried over."""
+    idx = [torch.from_numpy(np.flatnonzero(k)) for k in keep]
+    if any(len(i) == 0 for i in idx):
+        raise ValueError(f"pruning would leave a hidden layer empty (units kept per layer: {[len(i) for i in idx]})")
+    out = PolicyNet(net.obs_size, net.num_actions, tuple(len(i) for i in idx), net.card_hidden)
+    old = net.state_dict()
+    last = len(idx) - 1
+    new: dict[str, torch.Tensor] = {}
+    for name, w in old.items():
+        if name.startswith("trunk."):
+            k = [i for i, m in enumerate(net.trunk) if isinstance(m, nn.Linear)].index(int(name.split(".")[1]))
+            w = w[idx[k]]
+            if name.endswith("weight") and k > 0:
+                w = w[:, idx[k - 1]]
+        elif name in ("policy.weight", "value.weight", "card_head.state.weight"):
+            w = w[:, idx[last]]
+        new[name] = w.clone()
+    out.load_state_dict(new)
+    return out.eval()
+
+
+def greedy_changes(a: PolicyNet, b: PolicyNet,
+                   decisions: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[int, int, float]:  # fmt: skip
+    """``(decisions whose greedy choice differs, decisions, largest |logit difference| over the legal actions)``
+    of two networks (torch passes)."""
+    changed, n, diff = 0, 0, 0.0
+    with torch.no_grad():
+        for obs, mask in decisions:
+            o, m = torch.from_numpy(obs), torch.from_numpy(mask)
+            la, lb = a(o, m)[0], b(o, m)[0]
+            changed += int((la.argmax(1) != lb.argmax(1)).sum())
+            n += len(obs)
+            diff = max(diff, torch.where(m.bool(), la - lb, 0.0).abs().max().item())
+    return changed, n, diff
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m training.prune", description=__doc__.splitlines()[0])
+    ap.add_argument("out", help="the checkpoint to write")
+    ap.add_argument("source", help="the checkpoint to prune")
+    ap.add_argument("--games", type=int, default=20000, help="deals whose card decisions decide the units kept")
+    ap.add_argument("--check-games", type=int, default=10000, help="deals of another seed the result is checked on")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the deals (the check uses seed + 1)")
+    args = ap.parse_args(argv)
+    if args.games < 1 or args.check_games < 1:
+        ap.error(f"--games and --check-games must be at least 1, got {args.games} and {args.check_games}")
+    try:
+        net, ckpt = load_checkpoint(args.source)
+    except ValueError as e:
+        ap.error(str(e))
+    torch.set_num_threads(1)
+    contract = ckpt["contract"]
+    keep, seen = active_units(net, card_decisions(net, contract, args.games, args.seed))
+    small = pruned(net, keep)
+    changed, checked, diff = greedy_changes(net, small, card_decisions(net, contract, args.check_games, args.seed + 1))
+    sizes = f"hidden {list(net.hidden)} -> {list(small.hidden)}"
+    if changed:
+        raise SystemExit(f"{args.source}: pruning ({sizes}, units seen on {seen} decisions of {args.games} "
+                         f"deals) changes the greedy choice of {changed} of {checked} check decisions: "
+                         f"{args.out} not written; play more --games")  # fmt: skip
+    meta: dict[str, Any] = {"pruned": {
+        "file": str(args.source), "sha256": hashlib.sha256(Path(args.source).read_bytes()).hexdigest(),
+        "hidden": list(net.hidden), "kept": [int(k.sum()) for k in keep], "games": args.games, "decisions": seen,
+        "check_games": args.check_games, "check_decisions": checked, "check_changed": changed,
+        "check_max_logit_diff": diff, "seed": args.seed, "meta": ckpt.get("meta", {})}}  # fmt: skip
+    save_checkpoint(args.out, small, contract, ckpt["config"], meta)
+    print(f"wrote {args.out}: {contract} {sizes} (units positive on {seen} card decisions of {args.games} "
+          f"deals); the same greedy choice on all {checked} check decisions, logits within {diff:.2g}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
