@@ -1,16 +1,17 @@
 """Drop the hidden units a checkpoint's network never uses (structured pruning of dead ReLU units).
 
-A ReLU unit whose input sum is never positive outputs zero wherever it was seen, and removing it (its row of its
-layer, its column of the next layer, of the policy, value and card heads) leaves the network's output unchanged
-there. ``python -m training.prune OUT IN`` plays ``--games`` deals of ``IN``'s contract on the compiled engine
-(``VectorDeals``), half with doubling off and half with classic doubling, each card decision taken by the network
-itself (greedy), the compiled heuristic or a uniformly random legal card (drawn per decision, a third each; every
-other decision by the heuristic); it keeps the units positive on at least one card decision of those deals and
-writes the smaller network. It then plays ``--check-games`` deals the same way from another seed and compares the
-two networks' greedy choices on every card decision with a choice: it refuses to write ``OUT`` when any differs
-(the units it dropped do fire somewhere: play more ``--games``). ``OUT``'s ``meta`` records the source file, its
-SHA-256 and meta, the units kept and the check. The compiled pass (``barbu_env.vector.jit.policy``) skips zero
-inputs, so the pruned network costs less per decision in proportion to the weights dropped.
+A ReLU unit whose input sum is never positive outputs zero wherever it was seen. Removing it (its row of its layer,
+its column of the next layer and of the policy, value and card heads) leaves the network's output unchanged there.
+
+``python -m training.prune OUT IN`` plays ``--games`` deals of ``IN``'s contract on the compiled engine
+(``VectorDeals``), half with doubling off and half with classic doubling. Each card decision is taken by the network
+itself (greedy), the compiled heuristic or a uniformly random legal card, drawn per decision, a third each; the
+other decisions by the heuristic. It keeps the units positive on at least one card decision of those deals. It then
+plays ``--check-games`` deals the same way from another seed and compares the two networks' greedy choices on every
+card decision with a choice. It refuses to write ``OUT`` when any differs (a dropped unit fires there: play more
+``--games``). ``OUT``'s ``meta`` records the source file, its SHA-256 and meta, the units kept and the check. The
+compiled pass (``barbu_env.vector.jit.policy``) skips zero inputs, so the pruned network costs less per decision,
+roughly in proportion to the weights dropped.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def card_decisions(net: PolicyNet, contract: str, games: int, seed: int,
                    batch: int = 1024) -> Iterator[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
     """``(obs float32 [n, OBS_SIZE], mask int8 [n, A])`` of the card decisions with a choice, one step of
     ``batch`` games at a time, in ``games`` deals of ``contract`` (half doubling off, half classic), each card
-    chosen by ``net`` (greedy), the compiled heuristic or at random, a third each per decision, every other
-    decision by the heuristic."""
+    chosen by ``net`` (greedy), the compiled heuristic or at random, a third each per decision, the decisions that
+    are not card plays by the heuristic."""
     rng = np.random.default_rng(seed)
     flat = flat_policy(net)
     for k, doubling in enumerate(("off", "classic")):
@@ -94,12 +95,12 @@ def pruned(net: PolicyNet, keep: list[np.ndarray]) -> PolicyNet:
     if any(len(i) == 0 for i in idx):
         raise ValueError(f"pruning would leave a hidden layer empty (units kept per layer: {[len(i) for i in idx]})")
     out = PolicyNet(net.obs_size, net.num_actions, tuple(len(i) for i in idx), net.card_hidden)
-    old = net.state_dict()
+    layer = {i: k for k, i in enumerate(i for i, m in enumerate(net.trunk) if isinstance(m, nn.Linear))}
     last = len(idx) - 1
     new: dict[str, torch.Tensor] = {}
-    for name, w in old.items():
+    for name, w in net.state_dict().items():
         if name.startswith("trunk."):
-            k = [i for i, m in enumerate(net.trunk) if isinstance(m, nn.Linear)].index(int(name.split(".")[1]))
+            k = layer[int(name.split(".")[1])]
             w = w[idx[k]]
             if name.endswith("weight") and k > 0:
                 w = w[:, idx[k - 1]]
