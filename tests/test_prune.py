@@ -62,6 +62,18 @@ def test_prune_writes_the_smaller_network_and_records_it(tmp_path: Path) -> None
     assert info["meta"] == {"states": 7} and ckpt["config"] == {"lr": 0.1} and ckpt["contract"] == "no_queens"
 
 
+def test_prune_is_seeded(tmp_path: Path) -> None:
+    """The same file, games and seed give the same network; another seed sees other deals."""
+    src = tmp_path / "src.pt"
+    save_checkpoint(src, _net_with_dead_units(), "no_king", {})
+    for name, seed in (("a", "0"), ("b", "0"), ("c", "5")):
+        prune.main([str(tmp_path / f"{name}.pt"), str(src), "--games", "6", "--check-games", "2", "--seed", seed])
+    a, b, c = (torch.load(tmp_path / f"{n}.pt", weights_only=True) for n in "abc")
+    assert all(torch.equal(a["state_dict"][k], b["state_dict"][k]) for k in a["state_dict"])
+    assert a["meta"]["pruned"] == b["meta"]["pruned"]
+    assert c["meta"]["pruned"]["decisions"] != a["meta"]["pruned"]["decisions"]
+
+
 def test_prune_refuses_to_write_a_network_that_plays_differently(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     src = tmp_path / "src.pt"
