@@ -6,12 +6,12 @@ its column of the next layer and of the policy, value and card heads) leaves the
 ``python -m training.prune OUT IN`` plays ``--games`` deals of ``IN``'s contract on the compiled engine
 (``VectorDeals``), half with doubling off and half with classic doubling. Each card decision is taken by the network
 itself (greedy), the compiled heuristic or a uniformly random legal card, drawn per decision, a third each; the
-other decisions by the heuristic. It keeps the units positive on at least one card decision of those deals. It then
-plays ``--check-games`` deals the same way from another seed and compares the two networks' greedy choices on every
-card decision with a choice. It refuses to write ``OUT`` when any differs (a dropped unit fires there: play more
-``--games``). ``OUT``'s ``meta`` records the source file, its SHA-256 and meta, the units kept and the check. The
-compiled pass (``barbu_env.vector.jit.policy``) skips zero inputs, so the pruned network costs less per decision,
-roughly in proportion to the weights dropped.
+other decisions (the declarer's trump suit or Fantan rank, doubles) by the heuristic. It keeps the units positive on
+at least one card decision of those deals. It then plays ``--check-games`` deals the same way from another seed and
+compares the two networks' greedy choices on every card decision with a choice. It refuses to write ``OUT`` when any
+differs (a dropped unit fires there: play more ``--games``). ``OUT``'s ``meta`` records the source file, its SHA-256
+and meta, the units kept and the check. The compiled pass (``barbu_env.vector.jit.policy``) skips zero inputs, so
+the pruned network costs less per decision, roughly in proportion to the weights dropped.
 """
 
 from __future__ import annotations
@@ -29,10 +29,6 @@ from torch import nn
 from barbu_env.nn import PolicyNet, compiled_greedy, flat_policy, load_checkpoint, save_checkpoint
 from barbu_env.rules import Rules
 from barbu_env.vector import VectorDeals, random_actions
-
-#: The contract names of ``VectorDeals`` for the networks' contracts (a trump suit and a Fantan rank fixed, as the
-#: benchmark plays them: they only start the deal, the card play that follows is the contract's).
-_DEALS = {"trumps": "trumps:S", "fantan": "fantan:7"}
 
 
 def _linears(net: PolicyNet) -> list[nn.Linear]:
@@ -54,8 +50,8 @@ def card_decisions(net: PolicyNet, contract: str, games: int, seed: int,
     flat = flat_policy(net)
     for k, doubling in enumerate(("off", "classic")):
         want = games // 2 if k == 0 else games - games // 2
-        v = VectorDeals(_DEALS.get(contract, contract), Rules(doubling=doubling), batch=min(batch, max(want, 1)),
-                        seed=int(rng.integers(2**63)))  # fmt: skip
+        seed_k = int(rng.integers(2**63))
+        v = VectorDeals(contract, Rules(doubling=doubling), batch=min(batch, max(want, 1)), seed=seed_k)
         v.reset()
         dealt = 0
         while dealt < want:
