@@ -251,9 +251,11 @@ class PolicyNet(nn.Module):
 
 def flat_policy(net: PolicyNet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(weights, layout, card, card_sizes)``: the trunk's linear layers then the policy head, and the card head,
-    as the kernel of :mod:`barbu_env.vector.jit.policy` reads them (per layer its transposed weight then its bias,
-    float32; ``layout[k]`` = offset, inputs, outputs of layer k; the card head's parts as that module says, empty
-    without one)."""
+    as the kernel of :mod:`barbu_env.vector.jit.policy` reads them (per layer its transposed weight then its bias;
+    ``layout[k]`` = offset, inputs, outputs of layer k; the card head's parts as that module says, empty without
+    one). ``weights`` is float32, or the bits of float16 (uint16) where every entry is a float16 exactly, as in a
+    network loaded from a checkpoint (:func:`save_checkpoint` stores float16): the same values, half the bytes the
+    kernel reads."""
     layers = [m for m in net.trunk if isinstance(m, nn.Linear)] + [net.policy]
     parts: list[np.ndarray] = []
     layout, off = [], 0
@@ -272,7 +274,11 @@ def flat_policy(net: PolicyNet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
                 head["state"].weight.T, head["state"].bias, head["card"].weight.T, head["card"].bias, ident,
                 head["out"].weight[0], head["out"].bias)])  # fmt: skip
         card_sizes = np.array([head["state"].in_features, net.card_hidden, len(CARD_FEATURES)], np.int64)
-    return np.concatenate(parts), np.array(layout, np.int64), card, card_sizes
+    weights = np.concatenate(parts)
+    half = weights.astype(np.float16)
+    if np.array_equal(half.astype(np.float32), weights):
+        weights = half.view(np.uint16)
+    return weights, np.array(layout, np.int64), card, card_sizes
 
 
 def compiled_greedy(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray,

@@ -109,6 +109,37 @@ def test_kernel_is_the_torch_pass(states, hidden: tuple[int, ...], card_hidden: 
             np.testing.assert_array_equal(got[0], batch[i])
 
 
+@pytest.mark.parametrize("card_hidden", [0, 16])
+def test_float16_weights_give_the_same_sums(states, card_hidden: int) -> None:
+    """A network whose weights are all float16 values (as a checkpoint stores them; some subnormal) travels as
+    float16 bits: the kernel's logits, choices and near-tie flags are bit for bit those of the same weights as
+    float32, and the float32 sums taken in the documented order. Weights that are not all float16 stay float32."""
+    torch.manual_seed(6)
+    net = PolicyNet(hidden=(64, 32), card_hidden=card_hidden).eval()
+    assert flat_policy(net)[0].dtype == np.float32
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(p.half().float())
+        net.trunk[0].weight[:3, :5] = torch.tensor(3e-6).half().float()  # float16 subnormals
+    flat = flat_policy(net)
+    assert flat[0].dtype == np.uint16
+    wide = (flat[0].view(np.float16).astype(np.float32), *flat[1:])
+    obs, mask = states
+    got, want = _kernel(flat, obs, mask), _kernel(wide, obs, mask)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+    if not card_hidden:
+        np.testing.assert_array_equal(got[0], _sequential(wide, obs, mask))
+
+
+def test_checkpoint_networks_travel_as_float16() -> None:
+    """The shipped networks (loaded from float16 checkpoints) reach the kernel as float16 bits."""
+    from barbu_env.agents import make
+
+    agent = make("checkpoints")
+    assert {str(flat[0].dtype) for flat in agent._flat.values()} == {"uint16"}
+
+
 def test_no_legal_action_gives_minus_one() -> None:
     """A row without a legal action: every logit -inf, ``best`` -1."""
     torch.manual_seed(5)

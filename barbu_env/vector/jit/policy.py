@@ -10,8 +10,9 @@ that need the choices of a reference pass redo the rows :func:`greedy_actions` f
 (``agents.neural.NeuralAgent.card_actions``). The policy layer is summed for the legal actions only: the logits
 of the illegal ones are not computed and left at -inf (no caller reads them).
 
-The network travels as two arrays: ``weights`` (float32, per layer its transposed weight ``[n_in, n_out]``
-then its bias) and ``layout`` (int64 ``[L, 3]``: per layer the offset of its weights in ``weights``,
+The network travels as two arrays: ``weights`` (per layer its transposed weight ``[n_in, n_out]`` then its
+bias; float32, or uint16 holding float16 bits, which :func:`_f32` widens exactly, so the sums are the same and the
+kernel reads half the bytes) and ``layout`` (int64 ``[L, 3]``: per layer the offset of its weights in ``weights``,
 ``n_in``, ``n_out``); every layer but the last is followed by a ReLU. A card head (``nn.PolicyNet(card_hidden=k)``)
 travels as ``card`` (float32: its state layer's transposed weight ``[width, k]`` and bias, its feature layer's
 transposed weight ``[F, k]`` and bias, the identity rows ``[52, k]``, the output weight ``[k]`` and bias) and
@@ -22,7 +23,13 @@ row, :func:`_trick_state`). The features count cards of 0/1 observation entries,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from ...observation import BLOCKS
 from .common import helper
@@ -120,10 +127,25 @@ def _positive(y: np.ndarray, idx: np.ndarray) -> int:
     return m
 
 
+def _widen(typingctx: Any, w: Any) -> Any:
+    """Typing and code of :func:`_f32`."""
+    if w == types.float32:
+        return types.float32(w), lambda context, builder, sig, args: args[0]
+    if w == types.uint16:
+        return types.float32(w), lambda context, builder, sig, args: builder.fpext(
+            builder.bitcast(args[0], ir.HalfType()), ir.FloatType())  # fmt: skip
+    return None
+
+
+#: A weight as float32 (in compiled code): a float32 as it is, a uint16 read as the bits of a float16 (exact:
+#: every float16 is a float32; one ``vcvtph2ps`` per vector of weights).
+_f32 = cast(Callable[[Any], np.float32], intrinsic(_widen))
+
+
 @helper
 def _add_rows(w: np.ndarray, x: np.ndarray, idx: np.ndarray, m: int, y: np.ndarray) -> None:
-    """``y`` += ``x[c] * w[c]`` for c in ``idx[:m]``, added in that order (float32); four weight rows per pass
-    over ``y``, each entry's sum still taken term by term."""
+    """``y`` += ``x[c] * w[c]`` for c in ``idx[:m]``, added in that order (float32; ``w`` float32 or float16 bits,
+    :func:`_f32`); four weight rows per pass over ``y``, each entry's sum still taken term by term."""
     n = y.shape[0]
     t = 0
     while t + 4 <= m:
@@ -131,12 +153,12 @@ def _add_rows(w: np.ndarray, x: np.ndarray, idx: np.ndarray, m: int, y: np.ndarr
         v0, v1, v2, v3 = x[c0], x[c1], x[c2], x[c3]
         r0, r1, r2, r3 = w[c0], w[c1], w[c2], w[c3]
         for j in range(n):
-            y[j] = (((y[j] + v0 * r0[j]) + v1 * r1[j]) + v2 * r2[j]) + v3 * r3[j]
+            y[j] = (((y[j] + v0 * _f32(r0[j])) + v1 * _f32(r1[j])) + v2 * _f32(r2[j])) + v3 * _f32(r3[j])
         t += 4
     while t < m:
         v, r = x[idx[t]], w[idx[t]]
         for j in range(n):
-            y[j] += v * r[j]
+            y[j] += v * _f32(r[j])
         t += 1
 
 
@@ -157,7 +179,8 @@ def _forward(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int,
         bias = weights[off + n_in * n_out : off + n_in * n_out + n_out]
         if k < n_layers - 1:
             y = acc[k % 2, :n_out]
-            y[:] = bias
+            for j in range(n_out):
+                y[j] = _f32(bias[j])
             _add_rows(w, x, li, nz, y)
             x, li = y, idx
             nz = _positive(y, idx)
@@ -165,9 +188,9 @@ def _forward(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int,
         row = out[i]  # the policy layer: the legal actions' sums only
         for j in range(n_out):
             if mask[i, j]:
-                s = bias[j]
+                s = _f32(bias[j])
                 for t in range(nz):
-                    s += x[li[t]] * w[li[t], j]
+                    s += x[li[t]] * _f32(w[li[t], j])
                 row[j] = s
             else:
                 row[j] = -np.inf
