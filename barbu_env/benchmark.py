@@ -1,4 +1,4 @@
-"""Speed, side by side: ``python -m barbu_env.benchmark [--seconds S] [--rows ROW ...]``.
+"""Speed, side by side: ``python -m barbu_env.benchmark [--seconds S] [--rows ROW ...] [--repeat N]``.
 
 Every row plays uniformly random legal moves for ``--seconds`` and counts decisions (player moves;
 chance nodes are not counted) per second:
@@ -69,7 +69,10 @@ chance nodes are not counted) per second:
   trained; its note line gives the card decisions that copy takes in the playouts per second too;
   the last four rows' note lines give every seat's decisions/s too.
 
-Rows whose package is missing print "not installed". Speed is only measured here, never asserted.
+Rows whose package is missing print "not installed". ``--repeat N`` runs the rows N rounds, each round every row in
+turn, so that a row and the row it is divided by are measured close together whatever the machine's load does; the
+table then gives each row's median reading, each ratio of medians and, beside it, the range of the ratio of each
+round's two readings. Speed is only measured here, never asserted.
 """
 
 from __future__ import annotations
@@ -642,38 +645,63 @@ RATIOS = (
 )
 
 
+def _run(row: str, seconds: float) -> float | None:
+    """One reading of ``row`` (decisions/s), printed; None (printed as "not installed") without its package."""
+    try:
+        if row.startswith("train-"):  # the trainers' progress bars go to stderr: keep the table readable
+            with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
+                rate = RUNNERS[row](seconds)
+        else:
+            rate = RUNNERS[row](seconds)
+    except NotInstalled as e:
+        print(f"{row:18s} {'not installed':>14s}   ({e})")
+        return None
+    print(f"{row:18s} {rate:14,.0f}", flush=True)
+    return rate
+
+
 def main(argv: list[str] | None = None) -> dict[str, float | None]:
+    """Run the rows, print the table and the ratios; returns each row's decisions/s (the median of its readings
+    with ``--repeat``), None for a row not installed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per row (default 3)")
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS), help="rows to run (default all)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds of the rows, interleaved (each round runs every row in turn); the table then "
+                             "gives each row's median and each ratio's median with its range over the rounds "
+                             "(default 1)")  # fmt: skip
     args = parser.parse_args(argv)
-    results: dict[str, float | None] = {}
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    readings: dict[str, list[float | None]] = {}
     print(f"{'row':18s} {'decisions/s':>14s}")
-    for row in args.rows:
-        try:
-            if row.startswith("train-"):  # the trainers' progress bars go to stderr: keep the table readable
-                with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
-                    rate = RUNNERS[row](args.seconds)
-            else:
-                rate = RUNNERS[row](args.seconds)
-        except NotInstalled as e:
-            results[row] = None
-            print(f"{row:18s} {'not installed':>14s}   ({e})")
-            continue
-        results[row] = rate
-        print(f"{row:18s} {rate:14,.0f}", flush=True)
+    for k in range(args.repeat):
+        if args.repeat > 1:
+            print(f"(round {k + 1} of {args.repeat})")
+        for row in args.rows:
+            readings.setdefault(row, []).append(_run(row, args.seconds))
+    results: dict[str, float | None] = {}
+    for row, rs in readings.items():
+        got = [r for r in rs if r is not None]
+        results[row] = float(np.median(got)) if len(got) == len(rs) else None
+    if args.repeat > 1:
+        print("\nmedian")
+        for row, rate in results.items():
+            if rate is not None:
+                print(f"{row:18s} {rate:14,.0f}")
     print()
-    print(f"{'ratio':30s} {'measured':>10s} {'target':>8s}  met")
+    print(f"{'ratio':30s} {'measured':>10s} {'target':>8s}  met{'   rounds' if args.repeat > 1 else ''}")
     for label, num, den, target in RATIOS:
         a, b = results.get(num), results.get(den)
         if a is None or b is None:
             continue
         ratio = a / b
-        if target is None:
-            print(f"{label:30s} {ratio:10.2f} {'-':>8s}  -")
-            continue
-        met = "yes" if ratio >= target else "no"
-        print(f"{label:30s} {ratio:10.2f} {target:8.1f}  {met}")
+        met = "-" if target is None else "yes" if ratio >= target else "no"
+        line = f"{label:30s} {ratio:10.2f} {'-' if target is None else f'{target:.1f}':>8s}  {met:3s}"
+        if args.repeat > 1:  # each round's readings divided: the spread the median hides
+            per = [x / y for x, y in zip(readings[num], readings[den], strict=True) if x is not None and y]
+            line += f"   {min(per):.2f}–{max(per):.2f}"
+        print(line.rstrip())
     return results
 
 
