@@ -111,29 +111,30 @@ def card_features(obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     R5.1: the highest trump, else the highest card of the suit led; 1 when leading), and how many seats still to
     play after it may hold its suit (not void, R4.4). A function of the observation alone."""
     n = obs.shape[0]
+    same, higher, lower = (t.to(obs.dtype) for t in (_SAME_SUIT, _HIGHER, _LOWER))  # float64 for a .double() net
     hand, unseen = _block(obs, "hand"), _block(obs, "unseen")
     legal = mask[:, :52].to(obs.dtype)
     trick = _block(obs, "trick", 4)  # [n, r, 52]
     trick_any = trick.sum(1)
     lead_card = (trick * _block(obs, "leader")[:, :, None]).sum(1)  # the card the leader played
-    lead = lead_card @ _SAME_SUIT  # [n, 4]
+    lead = lead_card @ same  # [n, 4]
     trump = _block(obs, "trump")
-    trump_card = trump @ _SAME_SUIT.T  # [n, 52]
+    trump_card = trump @ same.T  # [n, 52]
     trumped = ((trick_any * trump_card).sum(1, keepdim=True) > 0).to(obs.dtype)
     win_suit = trumped * trump + (1 - trumped) * lead
-    win_card = win_suit @ _SAME_SUIT.T
-    higher_in_trick = ((trick_any @ _HIGHER.T) > 0).to(obs.dtype)
+    win_card = win_suit @ same.T
+    higher_in_trick = ((trick_any @ higher.T) > 0).to(obs.dtype)
     in_trick = trick_any.sum(1, keepdim=True)
     empty = (in_trick == 0).to(obs.dtype)
     beats = torch.clamp(empty + win_card * (1 - higher_in_trick) + trump_card * (1 - trumped) * (1 - empty), max=1.0)
     # seats after the one on move this trick: relative seats 1 .. 3 - (cards in the trick)
     not_void = 1 - _block(obs, "void", 4)  # [n, r, suit]
     later = (torch.arange(1, 4, dtype=obs.dtype)[None, :] <= 3 - in_trick).to(obs.dtype)  # [n, 3]
-    later_not_void = ((later[:, :, None] * not_void[:, 1:]).sum(1) / 3) @ _SAME_SUIT.T
-    counts = [unseen @ _HIGHER.T, unseen @ _LOWER.T, hand @ _HIGHER.T, hand @ _LOWER.T,
-              (hand @ _SAME_SUIT) @ _SAME_SUIT.T, (unseen @ _SAME_SUIT) @ _SAME_SUIT.T]  # fmt: skip
+    later_not_void = ((later[:, :, None] * not_void[:, 1:]).sum(1) / 3) @ same.T
+    counts = [unseen @ higher.T, unseen @ lower.T, hand @ higher.T, hand @ lower.T,
+              (hand @ same) @ same.T, (unseen @ same) @ same.T]  # fmt: skip
     return torch.stack(
-        [hand, unseen, legal, _block(obs, "fantan_playable"), trump_card, lead @ _SAME_SUIT.T, win_card,
+        [hand, unseen, legal, _block(obs, "fantan_playable"), trump_card, lead @ same.T, win_card,
          *(x / 13 for x in counts), beats, higher_in_trick, (in_trick / 3).expand(n, 52), later_not_void], 1,
     )  # fmt: skip
 
@@ -281,18 +282,21 @@ def flat_policy(net: PolicyNet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return weights, np.array(layout, np.int64), card, card_sizes
 
 
-def compiled_greedy(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray,
-                    tie: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """``(best int64 [n], near bool [n], logits float32 [n, A])`` of the compiled greedy pass
+def compiled_greedy(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray, tie: float,
+                    dtype: type[np.floating[Any]] = np.float32) -> tuple[np.ndarray, ...]:  # fmt: skip
+    """``(best int64 [n], near bool [n], logits [n, A])`` of the compiled greedy pass
     (:func:`barbu_env.vector.jit.policy.greedy_actions`) of a :func:`flat_policy` network over n observations
     (float32 [n, OBS_SIZE]) and masks (int8 [n, A]): the first legal action of the largest logit, whether the two
     largest legal logits lie within ``tie`` (relative), and the logits of the legal actions (-inf for the illegal
-    ones, which the pass does not compute)."""
+    ones, which the pass does not compute). ``dtype`` (``np.float32`` or ``np.float64``) is the type the sums are
+    taken in and the logits come in: float64 gives the network's logits within about 1e-15 (relative)."""
     from .vector.jit import greedy_actions
 
-    obs, mask = np.ascontiguousarray(obs, np.float32), np.ascontiguousarray(mask, np.int8)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"bad dtype {dtype!r} for compiled_greedy: expected np.float32 or np.float64")
+    obs, mask = np.ascontiguousarray(obs, dtype), np.ascontiguousarray(mask, np.int8)
     n = obs.shape[0]
-    logits = np.empty((n, mask.shape[1]), np.float32)
+    logits = np.empty((n, mask.shape[1]), dtype)
     best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
     greedy_actions(obs, mask, *flat, tie, logits, best, near)
     return best, near, logits

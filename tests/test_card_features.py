@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -106,9 +108,9 @@ def test_compiled_card_head_is_the_torch_pass(contract: str) -> None:
 
 @pytest.mark.parametrize("card_hidden", [0, 16])
 def test_checkpoint_plays_batched_as_row_by_row(tmp_path, card_hidden: int) -> None:
-    """A network saved and loaded as an agent (``card_hidden`` in the checkpoint): ``card_actions`` (the compiled
-    kernel for a plain MLP, one torch pass for a card head) picks on every row what the agent picks from that row
-    alone; a checkpoint without the key loads as a plain MLP."""
+    """A network saved and loaded as an agent (``card_hidden`` in the checkpoint): ``card_actions`` picks on every
+    row what it picks from that row alone and the argmax of the network run by torch in float64; a checkpoint
+    without the key loads as a plain MLP."""
     from barbu_env.agents import make
     from barbu_env.nn import load_checkpoint, save_checkpoint
     from barbu_env.vector import VectorDeals
@@ -118,12 +120,16 @@ def test_checkpoint_plays_batched_as_row_by_row(tmp_path, card_hidden: int) -> N
     net, ckpt = load_checkpoint(tmp_path / "no_queens.pt")
     assert ckpt["card_hidden"] == card_hidden and (net.card_head is not None) == bool(card_hidden)
     agent = make(str(tmp_path))
+    wide = copy.deepcopy(agent.nets["no_queens"]).double()
     v = VectorDeals("no_queens", "classic", batch=64, seed=5)
     v.reset()
     for _ in range(20):
         obs, mask, _ = v.observe()
         got = agent.card_actions("no_queens", obs.copy(), mask.copy())
-        want = [agent._choose(agent.nets["no_queens"], obs[i], mask[i]) for i in range(v.batch)]
+        alone = [agent.card_actions("no_queens", obs[i : i + 1], mask[i : i + 1])[0] for i in range(v.batch)]
+        np.testing.assert_array_equal(got, alone)
+        with torch.no_grad():
+            want = wide(torch.from_numpy(obs).double(), torch.from_numpy(mask))[0].numpy().argmax(1)
         np.testing.assert_array_equal(got, want)
         v.step(v.heuristic_actions())
     if card_hidden:

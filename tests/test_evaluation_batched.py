@@ -8,6 +8,7 @@ agent hands its doubling decisions to its fallback.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 
@@ -47,23 +48,28 @@ def test_checkpoints_same_boards_as_the_env(agents, doubling, lineup):
 
 
 def test_card_actions_are_the_agents_choices_row_by_row():
-    """``NeuralAgent.card_actions`` (one forward pass over many observations) picks, on every row, the action
-    ``NeuralAgent`` picks from that row alone, on 2000+ card decisions of VectorDeals games per contract."""
-    pytest.importorskip("torch")
+    """``NeuralAgent.card_actions`` (one pass over many observations) picks, on every row, what it picks from that
+    row alone and the largest legal logit of the network run by torch in float64, on 2000+ card decisions of
+    VectorDeals games per contract."""
+    torch = pytest.importorskip("torch")
     from barbu_env.agents import make
     from barbu_env.vector import VectorDeals
 
     agent = make("checkpoints")
     for contract in ("no_hearts", "trumps:H", "fantan:9"):
         name = contract.split(":")[0]
+        wide = copy.deepcopy(agent.nets[name]).double()
         v = VectorDeals(contract, "classic", batch=64, seed=3)
         v.reset()
         rows = 0
         while rows < 2000:
             obs, mask, _ = v.observe()
             got = agent.card_actions(name, obs.copy(), mask.copy())
-            want = [agent._choose(agent.nets[name], obs[i], mask[i]) for i in range(v.batch)]
-            np.testing.assert_array_equal(got, want)
+            alone = [agent.card_actions(name, obs[i : i + 1], mask[i : i + 1])[0] for i in range(v.batch)]
+            np.testing.assert_array_equal(got, alone)
+            with torch.no_grad():
+                logits = wide(torch.from_numpy(obs).double(), torch.from_numpy(mask))[0].numpy()
+            np.testing.assert_array_equal(got, logits.argmax(1))
             rows += v.batch
             v.step(v.heuristic_actions())
     with pytest.raises(ValueError, match=r"no network for 'salad'"):
@@ -72,28 +78,34 @@ def test_card_actions_are_the_agents_choices_row_by_row():
         make("checkpoints:greedy=false").card_actions("no_hearts", obs, mask)
 
 
-def test_one_row_logits_do_not_depend_on_torch_threads():
-    """``card_actions`` redoes its near ties one row at a time on one torch thread: the logits of a one-row pass
-    are those of the two-thread pass ``choose`` makes in a default process on two cores."""
+def test_near_ties_are_decided_in_float64(tmp_path):
+    """Two legal cards whose logits differ by 2**-22 on a logit of 16: float32 sums round them to a tie (the first
+    card), the network's float64 sums do not (the second); ``card_actions`` and ``act`` take the second."""
     torch = pytest.importorskip("torch")
+    from barbu_env import env
     from barbu_env.agents import make
-    from barbu_env.vector import VectorDeals
+    from barbu_env.agents.neural import TIE
+    from barbu_env.nn import PolicyNet, save_checkpoint
 
-    agent = make("checkpoints")
-    v = VectorDeals("no_queens", "classic", batch=32, seed=4)
-    v.reset()
-    threads = torch.get_num_threads()
-    try:
-        for _ in range(8):
-            obs, mask, _ = v.observe()
-            got = {}
-            for k in (1, 2):
-                torch.set_num_threads(k)
-                got[k] = [agent._logits(agent.nets["no_queens"], obs[i : i + 1], mask[i : i + 1]) for i in range(32)]
-            np.testing.assert_array_equal(np.concatenate(got[1]), np.concatenate(got[2]))
-            v.step(v.heuristic_actions())
-    finally:
-        torch.set_num_threads(threads)
+    e = env(mode="deal", contract="no_queens", doubling="off")
+    e.reset(seed=1)
+    name = e.agent_selection
+    o = e.observe(name)
+    first, second = np.flatnonzero(o["action_mask"][:52])[:2]
+    x = int(np.flatnonzero(o["observation"] == 1)[0])
+    net = PolicyNet(hidden=())
+    with torch.no_grad():
+        net.policy.weight.zero_()
+        net.policy.bias.zero_()
+        net.policy.bias[[first, second]] = 16.0
+        net.policy.weight[second, x] = 2.0**-22  # a float16 value: the checkpoint keeps it
+    save_checkpoint(tmp_path / "no_queens.pt", net, "no_queens", {})
+    agent = make(str(tmp_path))
+    obs, mask = o["observation"][None], o["action_mask"][None]
+    f32 = agent._logits(agent.nets["no_queens"], obs, mask)[0]
+    assert f32[first] == f32[second] == 16.0 and 2.0**-22 / 17 < TIE
+    assert agent.card_actions("no_queens", obs, mask)[0] == second
+    assert agent.act(e, name) == second
 
 
 def test_engine_selection():

@@ -4,6 +4,8 @@ and the near-tie flag."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -132,6 +134,40 @@ def test_float16_weights_give_the_same_sums(states, card_hidden: int) -> None:
         np.testing.assert_array_equal(got[0], _sequential(wide, obs, mask))
 
 
+@pytest.mark.parametrize("card_hidden", [0, 16])
+@pytest.mark.parametrize("hidden", [(64, 32), ()])
+def test_float64_pass_is_the_float64_network(states, hidden: tuple[int, ...], card_hidden: int) -> None:
+    """``compiled_greedy(..., np.float64)`` gives the logits of the same network run by torch in float64 to 1e-13
+    (relative), the illegal ones -inf, and their first argmax; a row alone gives what it gives in the batch. The
+    weights are float16 values, as a checkpoint's (the card identity rows, which travel summed in float32, stay
+    exact), but the card head's biases, which float32 sums would round."""
+    from barbu_env.nn import compiled_greedy
+
+    torch.manual_seed(7)
+    net = PolicyNet(hidden=hidden, card_hidden=card_hidden).eval()
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_((p * 3 if card_hidden else p).half().float())
+        if net.card_head is not None:
+            for k in ("state", "card"):
+                torch.nn.init.normal_(net.card_head[k].bias, std=0.5)
+    obs, mask = states
+    best, _, logits = compiled_greedy(flat_policy(net), obs, mask, 0.0, np.float64)
+    assert logits.dtype == np.float64
+    with torch.no_grad():
+        want = copy.deepcopy(net).double()(torch.from_numpy(obs).double(), torch.from_numpy(mask))[0].numpy()
+    legal = mask.astype(bool)
+    scale = 1 + np.abs(np.where(legal, want, 0)).max(1, keepdims=True)
+    assert np.abs(np.where(legal, logits - want, 0) / scale).max() < 1e-13
+    assert np.all(logits[~legal] == -np.inf)
+    np.testing.assert_array_equal(best, np.where(legal, logits, -np.inf).argmax(1))
+    for i in range(0, len(obs), 37):
+        one = compiled_greedy(flat_policy(net), obs[i : i + 1], mask[i : i + 1], 0.0, np.float64)
+        np.testing.assert_array_equal(one[2][0], logits[i])
+    with pytest.raises(ValueError, match=r"bad dtype .* expected np.float32 or np.float64"):
+        compiled_greedy(flat_policy(net), obs, mask, 0.0, np.float16)
+
+
 def test_checkpoint_networks_travel_as_float16() -> None:
     """The shipped networks (loaded from float16 checkpoints) reach the kernel as float16 bits."""
     from barbu_env.agents import make
@@ -151,8 +187,8 @@ def test_no_legal_action_gives_minus_one() -> None:
 
 
 def test_shipped_networks_stay_well_inside_the_tie_band() -> None:
-    """On the shipped networks of the seven contracts the compiled logits differ from a one-row torch pass's (the
-    reference ``NeuralAgent.card_actions`` redoes near ties with) by under a tenth of ``agents.neural.TIE``
+    """On the shipped networks of the seven contracts the float32 pass's logits differ from the float64 pass's
+    (the reference ``NeuralAgent.card_actions`` redoes near ties with) by under a tenth of ``agents.neural.TIE``
     relative to ``1 + |largest legal logit|``: a row outside the band cannot change its argmax."""
     from barbu_env.agents import make
     from barbu_env.agents.neural import TIE as AGENT_TIE
@@ -162,23 +198,21 @@ def test_shipped_networks_stay_well_inside_the_tie_band() -> None:
     agent = make("checkpoints")
     for i, contract in enumerate(["no_tricks", "no_hearts", "no_queens", "no_king", "no_last_two", "trumps:S",
                                   "fantan:7"]):  # fmt: skip
-        name = contract.split(":")[0]
-        net = agent.nets[name]
-        flat = flat_policy(net)
+        flat = agent._flat[contract.split(":")[0]]
         v = VectorDeals(contract, Rules(doubling="off"), batch=24, seed=40 + i)
         v.reset()
         worst = 0.0
         for step in range(48):
             obs, mask, _ = v.observe()
             if step % 3 == 0:
-                _, _, logits = compiled_greedy(flat, obs, mask, AGENT_TIE)
-                for r in np.flatnonzero(mask.sum(1) > 1):
-                    legal = mask[r].astype(bool)
-                    ref = agent._logits(net, obs[r : r + 1], mask[r : r + 1])[0][legal]
-                    dev = np.abs(logits[r][legal].astype(np.float64) - ref).max() / (1 + abs(ref.max()))
-                    worst = max(worst, dev)
+                rows = mask.sum(1) > 1
+                _, _, logits = compiled_greedy(flat, obs[rows], mask[rows], AGENT_TIE)
+                _, _, ref = compiled_greedy(flat, obs[rows], mask[rows], 0.0, np.float64)
+                legal = mask[rows].astype(bool)
+                dev = np.abs(np.where(legal, logits, 0).astype(np.float64) - np.where(legal, ref, 0)).max(1)
+                worst = max(worst, (dev / (1 + np.abs(np.where(legal, ref, -np.inf).max(1)))).max())
             v.step(v.heuristic_actions())
-        assert 0 < worst < AGENT_TIE / 10, (name, worst)
+        assert 0 < worst < AGENT_TIE / 10, (contract, worst)
 
 
 @pytest.mark.parametrize("permute", [False, True])

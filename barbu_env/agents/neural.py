@@ -35,9 +35,9 @@ from ..observation import encode
 from ..options import as_bool
 from .base import Agent
 
-#: Relative gap under which :meth:`NeuralAgent.card_actions` makes a choice again one row at a time: 20 times the
-#: largest gap measured between the compiled pass's logits and a one-row torch pass's on the shipped networks
-#: (2.1e-7 of ``1 + |largest logit|``; ``tests/test_policy_kernel.py`` checks it stays under a tenth of this).
+#: Relative gap under which :meth:`NeuralAgent.card_actions` takes a choice again from the network's sums in float64:
+#: 20 times the largest gap measured between the float32 pass's logits and the float64 ones on the shipped networks
+#: (2.2e-7 of ``1 + |largest logit|``; ``tests/test_policy_kernel.py`` checks it stays under a tenth of this).
 TIE = 4e-6
 
 
@@ -140,33 +140,29 @@ class NeuralAgent(Agent):
             logits, _ = net(torch.from_numpy(obs), torch.from_numpy(mask))
         return logits.numpy().astype(np.float64)
 
-    def _choose(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> int:
-        """One decision by a torch pass: the greedy choice, or one drawn from the policy."""
-        return masked_choice(self._logits(net, obs[None], mask[None])[0], mask, self.greedy, self.rng)
-
     def _decide(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> int:
-        """One card decision of ``contract``'s network: greedy through :meth:`card_actions` (the compiled pass,
-        near ties by torch), else drawn from the policy (:meth:`_choose`)."""
+        """One card decision of ``contract``'s network: greedy through :meth:`card_actions`, else drawn from the
+        policy's softmax with the agent's generator."""
         if self.greedy:
             return int(self.card_actions(contract, obs[None], mask[None])[0])
-        return self._choose(self._net(contract), obs, mask)
+        return masked_choice(self._logits(self._net(contract), obs[None], mask[None])[0], mask, False, self.rng)
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The greedy choices (int64 [n]) of ``contract``'s network for n card decisions at once (observations
-        float32 [n, OBS_SIZE], masks int8 [n, A], as ``VectorDeals.observe`` gives them): the actions
-        :meth:`choose` takes on the same observations. The network runs as one compiled pass over the rows
-        (:func:`barbu_env.vector.jit.policy.greedy_actions`, which skips zero inputs), whose sums round
-        differently from torch's in the last bits, so rows whose two best legal logits are within :data:`TIE`
-        (relative) are chosen again one row at a time by a torch pass. The batched form of
-        ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
+        float32 [n, OBS_SIZE], masks int8 [n, A], as ``VectorDeals.observe`` gives them): on every row the largest
+        legal logit of the network's sums taken in float64, so a row's choice never depends on the other rows.
+        The network runs as one compiled pass over the rows (:func:`barbu_env.vector.jit.policy.greedy_actions`,
+        which skips zero inputs) in float32; the rows whose two best legal logits are within :data:`TIE`
+        (relative) are passed again in float64. The batched form of ``barbu_env.vector.duplicate`` (a
+        ``CardPolicy``); greedy agents only."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
-        net = self._net(contract)
-        self._check(net, obs, mask)
-        best, near, _ = self._compiled_greedy(self._flat[contract], obs, mask, TIE)
+        self._check(self._net(contract), obs, mask)
+        flat = self._flat[contract]
+        best, near, _ = self._compiled_greedy(flat, obs, mask, TIE)
         if near.any():
-            for i in np.flatnonzero(near):
-                best[i] = self._choose(net, obs[i], mask[i])
+            rows = np.flatnonzero(near)
+            best[rows] = self._compiled_greedy(flat, obs[rows], mask[rows], 0.0, np.float64)[0]
         return best
 
     def _bidding_role(self, phase: int) -> str | None:

@@ -3,10 +3,11 @@ policy head over a batch of observations, skipping zero inputs).
 
 An observation row holds about 130 non-zero entries of 1228 and most hidden units are zero after a ReLU, so
 each layer adds up only the weight rows of its non-zero inputs, listed once per row without a branch per entry
-(:func:`_nonzero`, :func:`_positive`). Every sum is taken in ``float32`` term by term: the bias first, then the
-inputs in ascending order (:func:`_add_rows` adds four weight rows per pass over the outputs, each output's sum
-still in that order; no ``fastmath``). The sums are those of a dense forward pass up to float32 rounding; callers
-that need the choices of a reference pass redo the rows :func:`greedy_actions` flags as near ties
+(:func:`_nonzero`, :func:`_positive`). Every sum is taken term by term in the type of the observations and logits
+(float32, or float64 with float64 observations): the bias first, then the inputs in ascending order
+(:func:`_add_rows` adds four weight rows per pass over the outputs, each output's sum still in that order; no
+``fastmath``). The sums are those of a dense forward pass up to that type's rounding; callers that need the
+float64 choices redo in float64 the rows :func:`greedy_actions` flags as near ties
 (``agents.neural.NeuralAgent.card_actions``). The policy layer is summed for the legal actions only: the logits
 of the illegal ones are not computed and left at -inf (no caller reads them).
 
@@ -83,8 +84,8 @@ def _trick_state(x: np.ndarray, nzx: np.ndarray, m: int, s: np.ndarray) -> None:
 
 @helper
 def _card_features(x: np.ndarray, legal: float, c: int, s: np.ndarray, f: np.ndarray) -> None:
-    """``f`` (float32 [17]): card c's features (``nn.CARD_FEATURES`` order) in observation ``x``, ``legal`` its
-    mask entry, ``s`` the row's :func:`_trick_state`."""
+    """``f`` ([17], the type of the logits): card c's features (``nn.CARD_FEATURES`` order) in observation ``x``,
+    ``legal`` its mask entry, ``s`` the row's :func:`_trick_state`."""
     q, k = c // 13, c % 13
     trumped, in_trick, empty = s[20], s[21], s[22]
     own, unseen = np.float64(s[12 + q]), np.float64(s[16 + q])
@@ -165,11 +166,11 @@ def _add_rows(w: np.ndarray, x: np.ndarray, idx: np.ndarray, m: int, y: np.ndarr
 @helper
 def _forward(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int, weights: np.ndarray,
              layout: np.ndarray, acc: np.ndarray, idx: np.ndarray, out: np.ndarray) -> int:  # fmt: skip
-    """``out[i, j]`` (float32 [n, A]) for every legal action j of row i: its policy logit; the other entries
-    -inf. ``nzx[:m]``: the positions of the non-zero entries of ``obs[i]``, ascending; ``acc`` (float32 [2,
-    widest layer]): hidden layer k's output goes to ``acc[k % 2]``; ``idx`` (int64 [widest layer]): the positions
-    of a hidden layer's positive outputs, those of the trunk's output on return (with hidden layers); returns how
-    many inputs the policy layer has that are not zero."""
+    """``out[i, j]`` ([n, A], the type of ``obs``) for every legal action j of row i: its policy logit; the other
+    entries -inf. ``nzx[:m]``: the positions of the non-zero entries of ``obs[i]``, ascending; ``acc`` ([2, widest
+    layer], the same type): hidden layer k's output goes to ``acc[k % 2]``; ``idx`` (int64 [widest layer]): the
+    positions of a hidden layer's positive outputs, those of the trunk's output on return (with hidden layers);
+    returns how many inputs the policy layer has that are not zero."""
     n_layers = layout.shape[0]
     x = obs[i]
     nz, li = m, nzx
@@ -201,9 +202,10 @@ def _forward(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int,
 def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int, z: np.ndarray, zi: np.ndarray,
                nz: int, card: np.ndarray, sizes: np.ndarray, f: np.ndarray, fi: np.ndarray, s: np.ndarray,
                h0: np.ndarray, h: np.ndarray, out: np.ndarray) -> None:  # fmt: skip
-    """Add the card head's score to ``out[i, c]`` for every legal card c of row i (``nzx[:m]``: the positions of
-    the non-zero entries of ``obs[i]``; ``z``: the trunk's output, ``zi[:nz]`` the positions of its non-zero
-    entries, both ascending; ``f``: float32 [17], ``fi``: int64 [17], ``s``: float32 [_S] scratch)."""
+    """Add the card head's score to ``out[i, c]`` for every legal card c of row i (``nzx[:m]``: the positions of the
+    non-zero entries of ``obs[i]``; ``z``: the trunk's output, ``zi[:nz]`` the positions of its non-zero entries,
+    both ascending; ``f``, ``h0``, ``h``: scratch of the type of ``out``, ``fi``: int64 [17], ``s``: float32 [_S]
+    scratch)."""
     width, k, nf = sizes[0], sizes[1], sizes[2]
     ws = card[: width * k].reshape((width, k))
     o = width * k
@@ -218,7 +220,8 @@ def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: in
     wo = card[o : o + k]
     bo = card[o + k]
     for j in range(k):
-        h0[j] = bs[j] + bc[j]
+        h0[j] = bs[j]
+        h0[j] += bc[j]
     _add_rows(ws, z, zi, nz, h0)
     x = obs[i]
     _trick_state(x, nzx, m, s)
@@ -239,23 +242,23 @@ def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: in
 def greedy_actions(obs: np.ndarray, mask: np.ndarray, weights: np.ndarray, layout: np.ndarray, card: np.ndarray,
                    card_sizes: np.ndarray, tie: float, logits: np.ndarray, best: np.ndarray,
                    near: np.ndarray) -> None:  # fmt: skip
-    """For each row i of ``obs`` (float32 [n, OBS_SIZE]) and ``mask`` (int8 [n, A]): ``logits[i]`` (float32
-    [n, A]) the network's logits of the legal actions (the illegal ones are not computed: -inf), ``best[i]`` the
-    first legal action of the largest logit (-1 where none is legal) and ``near[i]`` whether the two largest legal
-    logits lie within ``tie * (1 + |largest|)`` (compared in float64)."""
+    """For each row i of ``obs`` (float32 or float64 [n, OBS_SIZE]) and ``mask`` (int8 [n, A]): ``logits[i]`` (the type
+    of ``obs``, [n, A]) the network's logits of the legal actions (the illegal ones are not computed: -inf),
+    ``best[i]`` the first legal action of the largest logit (-1 where none is legal) and ``near[i]`` whether the two
+    largest legal logits lie within ``tie * (1 + |largest|)`` (compared in float64)."""
     n_layers = layout.shape[0]
     width = 1
     for k in range(n_layers):
         width = max(width, layout[k, 2])
-    acc = np.empty((2, width), np.float32)
+    acc = np.empty((2, width), logits.dtype)
     nzx = np.empty(obs.shape[1], np.int64)
     idx = np.empty(width, np.int64)
     k = card_sizes[1] if card.size else 1
-    f = np.empty(_F, np.float32)
+    f = np.empty(_F, logits.dtype)
     fi = np.empty(_F, np.int64)
     s = np.empty(_S, np.float32)
-    h0 = np.empty(k, np.float32)
-    h = np.empty(k, np.float32)
+    h0 = np.empty(k, logits.dtype)
+    h = np.empty(k, logits.dtype)
     for i in range(obs.shape[0]):
         m = _nonzero(obs[i], nzx)
         nz = _forward(obs, mask, i, nzx, m, weights, layout, acc, idx, logits)
