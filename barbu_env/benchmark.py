@@ -37,10 +37,10 @@ chance nodes are not counted) per second:
 - ``nn-single``: the shipped ``checkpoints/`` networks (greedy, needs torch; one torch thread) one decision at a
   time as an env user asks for it: ``env(mode="deal")``, the 7 contracts round-robin, classic doubling,
   ``player_0`` the agent and the other seats the heuristic; counts ``agent.act(env, "player_0")`` (the
-  observation encoded from the env, the compiled greedy pass, near ties redone by torch) per second of that
+  observation encoded from the env, the compiled greedy pass, near ties redone in float64) per second of that
   call, for the decisions the PIMC rows count (card play with more than one class of equivalent cards).
   ``nn-batched``: the same networks over batches (``NeuralAgent.card_actions``, the compiled pass over the rows,
-  near ties redone by torch) of ``VectorDeals`` states, 1024 games of each of the 7 contracts (doubling off)
+  near ties redone in float64) of ``VectorDeals`` states, 1024 games of each of the 7 contracts (doubling off)
   stepped by the compiled heuristic; counts the rows with more than one legal move per second of
   ``observe()`` plus ``card_actions``. The ratio rows ``nn-single / pimc-16`` and ``nn-batched / pimc-16``
   give how many times cheaper a network decision is than a PIMC-16 one (the issue's target: 100).
