@@ -219,7 +219,7 @@ def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: in
     o += 52 * k
     wo = card[o : o + k]
     bo = card[o + k]
-    for j in range(k):
+    for j in range(k):  # summed in h0's type: float32 as bs[j] + bc[j] would be, float64 exactly
         h0[j] = bs[j]
         h0[j] += bc[j]
     _add_rows(ws, z, zi, nz, h0)
