@@ -57,3 +57,45 @@ def test_pimc_compiled_decides_as_python(options):
         assert a == b, f"{d!r}: compiled {a}, python {b}"
         compared += len(d.legal_actions()) > 1
     assert compared > 20
+
+
+@pytest.mark.parametrize("options", OPTIONS[:2], ids=lambda o: "+".join(o) or "default")
+def test_batched_pimc_is_the_agents_search_on_the_same_worlds(options):
+    """``vector.pimc`` on the worlds the agent draws (the same seed): every legal move's total over the worlds is
+    the agent's compiled playouts' sum, and where no two legal cards are equivalent (the agent plays one card per
+    class) the decision is the agent's (ties to the heuristic's move, then the lowest card)."""
+    from barbu_env.agents.pimc import candidate_moves, sample_hands
+    from barbu_env.engine import InfoState
+    from barbu_env.vector.core import COLUMNS
+    from barbu_env.vector.pimc import pimc_choice, pimc_totals
+    from barbu_env.vector.rollout import row_of_deal
+
+    rules = Rules(**options)
+    t = build_tables(rules)
+    ro, agent = Rollouts(t), agents.make("pimc:samples=8")
+    deals = [d for d in mid_deals(rules, 150, seed=30 + len(options)) if len(d.legal_actions()) > 1]
+    hands = COLUMNS["hands"]
+    worlds = [np.stack([row_of_deal(d, t) for d in deals]) for _ in range(8)]
+    mask = np.zeros((len(deals), 87), np.int8)
+    want, distinct = [], []
+    for g, d in enumerate(deals):
+        legal = d.legal_actions()
+        info, rng = InfoState.of(d, d.to_move), np.random.default_rng(g)
+        drawn = [sample_hands(info, rng) for _ in range(8)]
+        for w, h in zip(worlds, drawn, strict=True):
+            w[g, hands : hands + 4] = h
+        mask[g, legal] = 1
+        want.append(ro.scores(d, drawn, legal, d.to_move).sum(0))
+        distinct.append(len(candidate_moves(d, d.to_move, legal)) == len(legal))
+    totals = pimc_totals(ro, worlds, mask)
+    for g, d in enumerate(deals):
+        np.testing.assert_array_equal(totals[g, d.legal_actions()], want[g], err_msg=repr(d))
+    heuristic = np.array([heuristic_action(d, d.to_move) for d in deals])
+    got = pimc_choice(totals, mask, heuristic)
+    checked = 0
+    for g, d in enumerate(deals):
+        if distinct[g]:
+            agent.rng = np.random.default_rng(g)
+            assert got[g] == agent.act_deal(d), repr(d)
+            checked += got[g] != heuristic[g]
+    assert checked >= 4  # the search overrules the heuristic on some of them

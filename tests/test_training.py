@@ -251,6 +251,57 @@ def test_as_played_rollouts_give_each_seat_to_whoever_plays_it_in_that_deal() ->
         load_config(RolloutQConfig, None, ["p_heuristic_deal=2"])
 
 
+def test_pimc_tables_seat_batched_pimc_whose_seats_play_out_as_the_heuristic(monkeypatch) -> None:
+    """``p_pimc_deal``: that share of the deals is one learner and three PIMC seats; a PIMC seat's card decisions with
+    a choice are ``vector.pimc``'s (``pimc_samples`` worlds), its other decisions the heuristic's; with ``rollout:
+    as_played`` its states are not labelled and the heuristic plays its seat in the playouts."""
+    cfg = RolloutQConfig(rollout="as_played", p_pimc_deal=0.5, pimc_samples=3, p_heuristic=0.3, worlds=2,
+                         label_prob=1.0)  # fmt: skip
+    lab, net, seen = recording_labeller(cfg)
+    searched: list[tuple[np.ndarray, np.ndarray]] = []
+    pimc_actions = rollout_q.pimc_actions
+
+    def recording(ro, rows, mask, heuristic, samples, rng, threads=1):
+        assert samples == 3
+        out = pimc_actions(ro, rows, mask, heuristic, samples, rng, threads)
+        searched.append((rows[:, COLUMNS["to_move"]].copy(), out))
+        return out
+
+    monkeypatch.setattr(rollout_q, "pimc_actions", recording)
+    taken: list[np.ndarray] = []
+    step = lab.env.step
+
+    def recording_step(actions):
+        taken.append(np.array(actions))
+        return step(actions)
+
+    lab.env.step = recording_step  # type: ignore[method-assign]
+    tables = labelled = 0
+    for _ in range(60):
+        roles, before, n_searched = lab.roles.copy(), lab.env.state.data.copy(), len(searched)
+        mask, seat = lab.env.observe_packed()[2:]
+        part = lab.step(net, None)
+        pimc = roles[np.arange(64), seat] == rollout_q.PIMC
+        tables += int(((roles == rollout_q.PIMC).sum(1) == 3).sum())
+        choice = pimc & (mask[:, :52].sum(1) > 1) & ~mask[:, 52:].any(1)
+        if choice.any():
+            seats, out = searched[n_searched]
+            assert (seats == seat[choice]).all() and (taken[-1][choice] == out).all()
+        else:
+            assert len(searched) == n_searched
+        if part is None:
+            continue
+        rows, by = seen[-1]
+        for row, who in zip(rows[: int(part["mask"].sum())], by, strict=False):
+            g = int(np.flatnonzero((before == row).all(1))[0])
+            assert roles[g, int(row[COLUMNS["to_move"]])] == LEARNER  # no other roles than learner and PIMC here
+            assert (who == (roles[g] == LEARNER)).all()
+            labelled += 1
+    assert labelled > 0 and 0.3 < tables / (64 * 60) < 0.7
+    with pytest.raises(ValueError, match="pimc_samples"):
+        load_config(RolloutQConfig, None, ["pimc_samples=0"])
+
+
 def test_pimc_evaluation_is_logged_and_selects_when_asked(tmp_path: Path) -> None:
     """``eval_pimc``: each evaluation also plays barbu-eval's boards against PIMC (the logged margin is
     barbu-eval's on the same boards and seed); ``select=pimc`` keeps the network by that margin."""

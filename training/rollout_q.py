@@ -74,12 +74,16 @@ from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.core import COLUMNS
 from barbu_env.vector.encode import unpack_observations
+from barbu_env.vector.pimc import pimc_actions
 from barbu_env.vector.worlds import resample_hands
 
 from .augment import action_index, action_map, obs_index, suit_permutations
 from .common import SEVEN, CommonConfig, Logger, finish_run, init_weights, load_resume, run_cli, save_resume
 from .dmc_selfplay import apply_patch, eval_rules, fixed_contract_patch, greedy, vector_margin
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale, draw_roles
+
+#: The role of a seat played by PIMC (``p_pimc_deal``), beside ``selfplay``'s learner, heuristic and snapshot.
+PIMC = 3
 
 
 @dataclass
@@ -114,6 +118,13 @@ class RolloutQConfig(CommonConfig):
     p_heuristic_deal: float = 0.0
     """Probability that a deal is the evaluation's table: the learner in one seat at random, the compiled heuristic
     in the other three; the other deals draw each seat by ``p_heuristic`` and ``p_snapshot``."""
+    p_pimc_deal: float = 0.0
+    """Probability that a deal is the acceptance's table: the learner in one seat at random, PIMC (heuristic
+    playouts, ``pimc_samples`` worlds, batched: ``vector.pimc``) in the other three; drawn after
+    ``p_heuristic_deal``, whose tables it replaces. In the labelling playouts of ``rollout: as_played`` the compiled
+    heuristic plays PIMC's seats (as PIMC's own playouts assume), and PIMC's states are not labelled."""
+    pimc_samples: int = 16
+    """Worlds per decision of the PIMC seats of ``p_pimc_deal``."""
     snapshot_every: int = 500_000
     """Labelled states between snapshots added to the pool."""
     pool_size: int = 4
@@ -238,6 +249,7 @@ class Labeller:
         self.env = VectorDeals(contract, rules, batch=num_games, seed=int(rng.integers(2**63)))
         self.by_policy = policy is not None
         self.rollouts = PolicyRollouts(self.env.tables, policy) if policy else Rollouts(self.env.tables)
+        self.search = Rollouts(self.env.tables) if cfg.p_pimc_deal > 0 else None  # the PIMC seats' playouts
         self.patch = fixed_contract_patch(contract, rules)
         self.env.reset()
         self.roles = np.zeros((num_games, 4), np.int64)
@@ -257,6 +269,10 @@ class Labeller:
             table = games[self.rng.random(games.shape[0]) < self.cfg.p_heuristic_deal]
             self.roles[table] = HEURISTIC
             self.roles[table, self.rng.integers(4, size=table.shape[0])] = LEARNER
+        if self.cfg.p_pimc_deal > 0:
+            table = games[self.rng.random(games.shape[0]) < self.cfg.p_pimc_deal]
+            self.roles[table] = PIMC
+            self.roles[table, self.rng.integers(4, size=table.shape[0])] = LEARNER
 
     def step(self, net: PolicyNet, snapshot: PolicyNet | None) -> dict[str, np.ndarray] | None:
         """One decision in every game; returns the labelled states of this step (or None)."""
@@ -268,9 +284,15 @@ class Labeller:
         counts = mask.sum(1)
         label = ~other & (counts > 1) & (self.rng.random(B) < cfg.label_prob)
         if cfg.rollout == "as_played":
-            label &= role != HEURISTIC
-        teacher = env.heuristic_actions(other | (role == HEURISTIC) | label)
+            label &= (role == LEARNER) | (role == SNAPSHOT)
+        search = (role == PIMC) & ~other
+        teacher = env.heuristic_actions(other | (role == HEURISTIC) | label | search)
         actions = teacher.copy()
+        search &= counts > 1
+        if search.any() and self.search is not None:
+            g = np.flatnonzero(search)
+            actions[g] = pimc_actions(self.search, env.state.data[g], mask[g], teacher[g], cfg.pimc_samples,
+                                      self.rng, cfg.rollout_threads)  # fmt: skip
         rand_double = mask[:, DOUBLE_BASE:].any(1) & (self.rng.random(B) < cfg.double_prob)
         if rand_double.any():
             actions[rand_double] = self.random_actions(mask[rand_double], self.rng)
@@ -299,7 +321,7 @@ class Labeller:
                     if cfg.rollout == "learner":
                         own = self.rng.random((idx.size, 4)) < cfg.rollout_opponents
                     elif cfg.rollout == "as_played":
-                        own = self.roles[idx] != HEURISTIC
+                        own = (self.roles[idx] == LEARNER) | (self.roles[idx] == SNAPSHOT)
                     else:
                         own = np.zeros((idx.size, 4), bool)
                     own[np.arange(idx.size), seat[idx]] = True

@@ -9,7 +9,7 @@ kernels: ``jit.rules`` legality, transitions, scoring and new deals, ``jit.obs``
 ``engine.deal.Deal``, ``observation.encode`` and ``agents.heuristic``), ``backend`` (the kernels bound to a
 batch), ``deals`` (the API), ``single`` (one deal: the env's compiled copy), ``heuristic`` (the compiled
 heuristic for a batch), ``rollout`` (a ``Deal`` copied into the state; PIMC's playouts), ``policy_rollout``
-(PIMC's playouts by a learned policy), ``duplicate`` (explicit boards played by heuristic / random / policy
+(PIMC's playouts by a learned policy), ``pimc`` (PIMC's search for many game rows at once), ``duplicate`` (explicit boards played by heuristic / random / policy
 seats). numba is imported when a ``VectorDeals``, ``single.Mirror`` or compiled heuristic is built.
 """
 
