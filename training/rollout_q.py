@@ -10,11 +10,11 @@ card from per-card features, ``barbu_env.nn.card_features``); with ``shared``, o
 told apart by the observation's ``contract`` block, each round labelling an equal share of every contract. One
 round:
 
-1. **play**: ``num_games`` deals stepped at once on :class:`barbu_env.vector.VectorDeals`; each seat of each
-   deal is, per deal, the learner (greedy on its Q, a uniformly random legal move with probability
-   ``epsilon``), a frozen snapshot of it, or the compiled heuristic; all learner (and snapshot) seats of a step
-   share one batched forward pass. A share ``doubled`` of the games is dealt under the doubling rules (doubles
-   by the heuristic, random with probability ``double_prob``).
+1. **play**: ``num_games`` deals stepped at once on :class:`barbu_env.vector.VectorDeals`; each seat of each deal is,
+   per deal, the learner (greedy on its Q, a uniformly random legal move with probability ``epsilon``), a frozen
+   snapshot of it, the compiled heuristic, or PIMC (``p_pimc_deal``); all learner (and snapshot) seats of a step share
+   one batched forward pass. A share ``doubled`` of the games is dealt under the doubling rules (doubles by the
+   heuristic, random with probability ``double_prob``).
 2. **label**: a share ``label_prob`` of the card decisions with more than one legal move (any seat) is
    labelled with the value of **every** legal move: the game's row of the engine state (all four true hands:
    perfect-information training, imperfect-information play) is copied once per move, the move is applied and
