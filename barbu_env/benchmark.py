@@ -34,6 +34,10 @@ chance nodes are not counted) per second:
   equivalent cards) in heuristic deals of the 7 contracts; counts those decisions per second of PIMC time
   (1000 / rate = ms per decision). ``pimc-nn-16``: ``pimc:rollout=checkpoints`` (16 samples), the rollouts
   played by the shipped ``checkpoints/`` networks (greedy, needs torch; one torch thread), the same decisions.
+  ``pimc-16-batched``: the same search for many games at once (:mod:`barbu_env.vector.pimc`, 16 worlds, one
+  thread; ``training.rollout_q``'s PIMC seats) on 256 ``VectorDeals`` games of each of the 7 contracts (doubling
+  off) stepped by it; counts the card decisions with more than one legal move (equivalent cards included: the agent
+  skips those) per second of ``pimc_actions``.
 - ``nn-single``: the shipped ``checkpoints/`` networks (greedy, needs torch; one torch thread) one decision at a
   time as an env user asks for it: ``env(mode="deal")``, the 7 contracts round-robin, classic doubling,
   ``player_0`` the agent and the other seats the heuristic; counts ``agent.act(env, "player_0")`` (the
@@ -120,6 +124,7 @@ ROWS = (
     "pimc-16",
     "pimc-128",
     "pimc-nn-16",
+    "pimc-16-batched",
     "nn-single",
     "nn-batched",
     "eval-python",
@@ -444,6 +449,38 @@ def _nn_batched(batch: int) -> Callable[[float], float]:
     return run
 
 
+def _pimc_batched(samples: int, batch: int) -> Callable[[float], float]:
+    def run(seconds: float) -> float:
+        from .actions import DECLARE_BASE
+        from .rules import Rules
+        from .vector import VectorDeals
+        from .vector.pimc import pimc_actions
+        from .vector.rollout import Rollouts
+
+        games = [VectorDeals(c, Rules(doubling="off"), batch=batch, seed=i) for i, c in enumerate(CONTRACTS)]
+        search = [Rollouts(v.tables) for v in games]
+        rng = np.random.default_rng(0)
+        n, spent = 0, 0.0
+        for v in games:
+            v.reset()
+        while spent < seconds:
+            for v, ro in zip(games, search, strict=True):
+                mask = v.observe_packed()[2]
+                actions = v.heuristic_actions()
+                g = np.flatnonzero((mask.sum(1) > 1) & ~mask[:, DECLARE_BASE:].any(1))
+                if g.size:
+                    t0 = time.perf_counter()
+                    actions[g] = pimc_actions(ro, v.state.data[g], mask[g], actions[g], samples, rng)
+                    spent += time.perf_counter() - t0
+                    n += g.size
+                v.step(actions)
+        print(f"{'':18s} (B={batch} games of each of {len(games)} contracts, doubling off: card decisions with more "
+              f"than one legal move per second of vector.pimc)")  # fmt: skip
+        return n / spent
+
+    return run
+
+
 def _evaluation(engine: str, first: str, others: str = "heuristic") -> Callable[[float], float]:
     def run(seconds: float) -> float:
         from .evaluation import make_config
@@ -597,6 +634,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "pimc-16": _pimc(16, "compiled"),
     "pimc-128": _pimc(128, "compiled"),
     "pimc-nn-16": _pimc(16, "compiled", "checkpoints"),
+    "pimc-16-batched": _pimc_batched(16, 256),
     "nn-single": _nn_single,
     "nn-batched": _nn_batched(1024),
     "eval-python": _evaluation("python", "heuristic"),
@@ -633,6 +671,7 @@ RATIOS = (
     ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
     ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
     ("pimc-16 / pimc-nn-16", "pimc-16", "pimc-nn-16", None),
+    ("pimc-16-batched / pimc-16", "pimc-16-batched", "pimc-16", None),
     ("nn-single / pimc-16", "nn-single", "pimc-16", 100.0),
     ("nn-batched / pimc-16", "nn-batched", "pimc-16", 100.0),
     ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
