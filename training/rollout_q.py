@@ -265,14 +265,11 @@ class Labeller:
     def _draw_roles(self, games: np.ndarray) -> None:
         p_snap = self.cfg.p_snapshot if self.snapshots_on else 0.0
         self.roles[games] = draw_roles(self.rng, games.shape[0], self.cfg.p_heuristic, p_snap, True)
-        if self.cfg.p_heuristic_deal > 0:  # (no draw otherwise: runs without it keep their random streams)
-            table = games[self.rng.random(games.shape[0]) < self.cfg.p_heuristic_deal]
-            self.roles[table] = HEURISTIC
-            self.roles[table, self.rng.integers(4, size=table.shape[0])] = LEARNER
-        if self.cfg.p_pimc_deal > 0:
-            table = games[self.rng.random(games.shape[0]) < self.cfg.p_pimc_deal]
-            self.roles[table] = PIMC
-            self.roles[table, self.rng.integers(4, size=table.shape[0])] = LEARNER
+        for share, role in ((self.cfg.p_heuristic_deal, HEURISTIC), (self.cfg.p_pimc_deal, PIMC)):
+            if share > 0:  # (no draw otherwise: runs without it keep their random streams)
+                table = games[self.rng.random(games.shape[0]) < share]
+                self.roles[table] = role
+                self.roles[table, self.rng.integers(4, size=table.shape[0])] = LEARNER
 
     def step(self, net: PolicyNet, snapshot: PolicyNet | None) -> dict[str, np.ndarray] | None:
         """One decision in every game; returns the labelled states of this step (or None)."""
