@@ -64,6 +64,7 @@ def test_batched_pimc_is_the_agents_search_on_the_same_worlds(options):
     """``vector.pimc`` on the worlds the agent draws (the same seed): every legal move's total over the worlds is
     the agent's compiled playouts' sum, and where no two legal cards are equivalent (the agent plays one card per
     class) the decision is the agent's (ties to the heuristic's move, then the lowest card)."""
+    from barbu_env.actions import NUM_ACTIONS
     from barbu_env.agents.pimc import candidate_moves, sample_hands
     from barbu_env.engine import InfoState
     from barbu_env.vector.core import COLUMNS
@@ -76,7 +77,7 @@ def test_batched_pimc_is_the_agents_search_on_the_same_worlds(options):
     deals = [d for d in mid_deals(rules, 150, seed=30 + len(options)) if len(d.legal_actions()) > 1]
     hands = COLUMNS["hands"]
     worlds = [np.stack([row_of_deal(d, t) for d in deals]) for _ in range(8)]
-    mask = np.zeros((len(deals), 87), np.int8)
+    mask = np.zeros((len(deals), NUM_ACTIONS), np.int8)
     want, distinct = [], []
     for g, d in enumerate(deals):
         legal = d.legal_actions()
