@@ -14,6 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from barbu_env.actions import DECLARE_BASE  # noqa: E402
 from barbu_env.agents.heuristic import heuristic_action, rollout  # noqa: E402
 from barbu_env.engine.deal import FANTAN_PLAY, OVER, PLAY, Deal  # noqa: E402
 from barbu_env.nn import PolicyNet  # noqa: E402
@@ -137,6 +138,44 @@ def test_resampled_worlds_keep_what_the_seat_on_move_knows(contract):
     assert (new[:, other] == rows[:, other]).all()
     assert (old_h != new_h).any(1).mean() > 0.5  # most rows get another deal
     assert (resample_hands(rows, np.random.default_rng(0)) == new).all()  # a function of the generator
+
+
+def _labelled(cfg: RolloutQConfig, steps: int) -> tuple[list[dict[str, np.ndarray]], list[int], list[int]]:
+    """Steps a 32-game ``Labeller`` (No hearts, R8.1); its labelled parts, and per step the card decisions with more
+    than one legal move before trick 9 (counted from 0) and from trick 9 on."""
+    from barbu_env.vector.core import COLUMNS
+
+    lab = Labeller("no_hearts", Rules(doubling="off"), 32, np.random.default_rng(3), cfg)
+    parts, early, late = [], [], []
+    torch.manual_seed(0)
+    net = PolicyNet()
+    for _ in range(steps):
+        _, _, mask, _ = lab.env.observe_packed()
+        card = ~mask[:, DECLARE_BASE:].any(1) & (mask.sum(1) > 1)
+        trick = lab.env.state.data[:, COLUMNS["trick_no"]]
+        early.append(int((card & (trick < 9)).sum()))
+        late.append(int((card & (trick >= 9)).sum()))
+        part = lab.step(net, None)
+        parts.append(part if part is not None else {})
+    return parts, early, late
+
+
+def test_late_tricks_take_their_own_labelling_share():
+    """``late_trick`` 9: with ``label_prob`` 0 and ``late_label_prob`` 1 exactly the card decisions of tricks 9-12
+    with a choice are labelled (R4); ``late_trick`` past the last trick labels as the default does, draw for draw."""
+    cfg = load_config(RolloutQConfig, None, ["label_prob=0", "late_trick=9", "late_label_prob=1", "late_worlds=3"])
+    parts, early, late = _labelled(cfg, 120)
+    assert sum(early) > 0 and sum(late) > 0
+    assert [len(p.get("q", ())) for p in parts] == late
+    for p in parts:
+        if p:  # each move's target is a share of the contract total, on the legal moves only
+            legal = p["mask"].astype(bool)
+            assert (p["q"][~legal] == 0).all() and (np.abs(p["q"][legal]) <= 1.0001).all()
+    off, _, _ = _labelled(load_config(RolloutQConfig, None, ["label_prob=0.3"]), 60)
+    past, _, _ = _labelled(load_config(RolloutQConfig, None, ["label_prob=0.3", "late_trick=13", "late_worlds=5"]), 60)
+    assert len(off) == len(past)
+    for a, b in zip(off, past, strict=True):
+        assert a.keys() == b.keys() and all((a[k] == b[k]).all() for k in a)
 
 
 def test_imitation_weight_falls_to_bc_final_over_bc_states():

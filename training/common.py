@@ -67,9 +67,9 @@ class CommonConfig:
 INF = float("inf")
 _COUNTS = ("threads", "workers", "epochs", "minibatch", "num_games", "bc_epochs", "rollout_decisions", "update_epochs",
            "snapshot_every", "pool_size", "eval_every", "eval_boards", "hidden", "chunk", "buffer", "rollout_threads",
-           "worlds", "pimc_samples")  # fmt: skip
+           "worlds", "pimc_samples", "late_worlds")  # fmt: skip
 _SHARES = ("double_prob", "label_prob", "p_heuristic", "p_snapshot", "gae_lambda", "doubled", "lr_final", "epsilon",
-           "rollout_opponents", "p_heuristic_deal", "p_pimc_deal")  # fmt: skip
+           "rollout_opponents", "p_heuristic_deal", "p_pimc_deal", "late_label_prob")  # fmt: skip
 #: Allowed ranges ``(low, high)``, inclusive, of numeric settings (of every training config); other
 #: integers must be >= 0 and other floats finite.
 RANGES: dict[str, tuple[float, float]] = {

@@ -84,6 +84,7 @@ from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale, draw_roles
 
 #: The role of a seat played by PIMC (``p_pimc_deal``), beside ``selfplay``'s learner, heuristic and snapshot.
 PIMC = 3
+TRICK_NO = COLUMNS["trick_no"]
 
 
 @dataclass
@@ -155,6 +156,14 @@ class RolloutQConfig(CommonConfig):
     """Deals each labelled state's moves are played out in: the true one, plus ``worlds - 1`` with the hidden hands
     redealt consistently with what the seat on move knows (PIMC's sampler, ``vector.worlds``); the target is the
     mean (more worlds: less noisy targets, at more playouts per state)."""
+    late_trick: int = 0
+    """If > 0, the card decisions from this trick on (counted from 0: 9 is the tenth trick) are labelled with share
+    ``late_label_prob`` and their targets averaged over ``late_worlds`` worlds (endgame targets: more of them, less
+    noisy, at small cost since few cards are left to play out); 0: every trick as ``label_prob`` and ``worlds``."""
+    late_label_prob: float = 1.0
+    """Labelled share of the card decisions from ``late_trick`` on."""
+    late_worlds: int = 8
+    """Worlds of each labelled state's targets from ``late_trick`` on."""
     rollout_threads: int = 1
     """Threads of the compiled playouts."""
     card_hidden: int = 0
@@ -279,7 +288,9 @@ class Labeller:
         other = mask[:, DECLARE_BASE:].any(1)  # declarations and doubles: the heuristic's (or random doubles)
         apply_patch(bits, ~other, self.patch)
         counts = mask.sum(1)
-        label = ~other & (counts > 1) & (self.rng.random(B) < cfg.label_prob)
+        late = env.state.data[:, TRICK_NO] >= cfg.late_trick if cfg.late_trick > 0 else np.zeros(B, bool)
+        share = np.where(late, cfg.late_label_prob, cfg.label_prob)
+        label = ~other & (counts > 1) & (self.rng.random(B) < share)
         if cfg.rollout == "as_played":
             label &= (role == LEARNER) | (role == SNAPSHOT)
         search = (role == PIMC) & ~other
@@ -303,36 +314,11 @@ class Labeller:
                         a[explore] = self.random_actions(mask[idx[explore]], self.rng)
                 actions[idx] = a
         out = None
-        idx = np.flatnonzero(label)
-        if idx.size:
-            base = env.state.data[idx]
-            worlds = [base] + [resample_hands(base, self.rng) for _ in range(cfg.worlds - 1)]
-            per = np.repeat(np.arange(idx.size), counts[idx])  # the labelled state of each (state, move) pair
-            acts = np.nonzero(mask[idx])[1]
-            rows = np.concatenate([w[per] for w in worlds])
-            first = np.tile(acts, cfg.worlds)
-            pairs, acting = np.arange(rows.shape[0]), np.tile(seat[idx][per], cfg.worlds)
-            if self.by_policy:
-                seats = None
-                if cfg.rollout != "learner" or cfg.rollout_opponents < 1:
-                    if cfg.rollout == "learner":
-                        own = self.rng.random((idx.size, 4)) < cfg.rollout_opponents
-                    elif cfg.rollout == "as_played":
-                        own = (self.roles[idx] == LEARNER) | (self.roles[idx] == SNAPSHOT)
-                    else:
-                        own = np.zeros((idx.size, 4), bool)
-                    own[np.arange(idx.size), seat[idx]] = True
-                    seats = np.tile(own[per], (cfg.worlds, 1))
-                scores = self.rollouts.play_out(rows, first, seats)
-            else:
-                scores = self.rollouts.play_out(rows, first, cfg.rollout_threads)
-            own = scores[pairs, acting].reshape(cfg.worlds, -1)
-            q = np.zeros((idx.size, NUM_ACTIONS), np.float32)
-            q[per, acts] = own.mean(0) / self.scale
-            out = {"bits": bits[idx], "numeric": numeric[idx], "mask": mask[idx].copy(), "q": q.astype(np.float16),
-                   "teacher": teacher[idx]}  # fmt: skip
-            if cfg.belief > 0:
-                out["owner"] = hidden_owners(base)
+        if label.any():
+            parts = [self._label(np.flatnonzero(label & (late == k)), n, bits, numeric, mask, seat, teacher)
+                     for k, n in ((False, cfg.worlds), (True, cfg.late_worlds))]  # fmt: skip
+            parts = [x for x in parts if x is not None]
+            out = parts[0] if len(parts) == 1 else {k: np.concatenate([x[k] for x in parts]) for k in parts[0]}
         self.decisions += B
         rewards, done = env.step(actions)
         ended = np.flatnonzero(done)
@@ -340,6 +326,43 @@ class Labeller:
             learner = self.roles[ended] == LEARNER
             self.learner_scores.extend(rewards[ended][learner].tolist())
             self._draw_roles(ended)
+        return out
+
+    def _label(self, idx: np.ndarray, n_worlds: int, bits: np.ndarray, numeric: np.ndarray, mask: np.ndarray,
+               seat: np.ndarray, teacher: np.ndarray) -> dict[str, np.ndarray] | None:  # fmt: skip
+        """The labelled states ``idx`` of this step, each move's target the mean of its playouts in ``n_worlds``
+        worlds (the true deal and ``n_worlds - 1`` redealt by PIMC's sampler); None if ``idx`` is empty."""
+        if not idx.size:
+            return None
+        cfg, counts = self.cfg, mask.sum(1)
+        base = self.env.state.data[idx]
+        worlds = [base] + [resample_hands(base, self.rng) for _ in range(n_worlds - 1)]
+        per = np.repeat(np.arange(idx.size), counts[idx])  # the labelled state of each (state, move) pair
+        acts = np.nonzero(mask[idx])[1]
+        rows = np.concatenate([w[per] for w in worlds])
+        first = np.tile(acts, n_worlds)
+        pairs, acting = np.arange(rows.shape[0]), np.tile(seat[idx][per], n_worlds)
+        if self.by_policy:
+            seats = None
+            if cfg.rollout != "learner" or cfg.rollout_opponents < 1:
+                if cfg.rollout == "learner":
+                    own = self.rng.random((idx.size, 4)) < cfg.rollout_opponents
+                elif cfg.rollout == "as_played":
+                    own = (self.roles[idx] == LEARNER) | (self.roles[idx] == SNAPSHOT)
+                else:
+                    own = np.zeros((idx.size, 4), bool)
+                own[np.arange(idx.size), seat[idx]] = True
+                seats = np.tile(own[per], (n_worlds, 1))
+            scores = self.rollouts.play_out(rows, first, seats)
+        else:
+            scores = self.rollouts.play_out(rows, first, cfg.rollout_threads)
+        own = scores[pairs, acting].reshape(n_worlds, -1)
+        q = np.zeros((idx.size, NUM_ACTIONS), np.float32)
+        q[per, acts] = own.mean(0) / self.scale
+        out = {"bits": bits[idx], "numeric": numeric[idx], "mask": mask[idx].copy(), "q": q.astype(np.float16),
+               "teacher": teacher[idx]}  # fmt: skip
+        if cfg.belief > 0:
+            out["owner"] = hidden_owners(base)
         return out
 
 
