@@ -140,6 +140,40 @@ def test_resampled_worlds_keep_what_the_seat_on_move_knows(contract):
     assert (resample_hands(rows, np.random.default_rng(0)) == new).all()  # a function of the generator
 
 
+def test_resampling_past_its_tries_deals_as_the_engines_sampler():
+    """A late No hearts state where seats have shown voids (R5): with no rejection tries left, ``resample_hands``
+    deals by ``engine.infostate.sample_hidden``'s procedure (never the true hands): each hidden card lands in each
+    seat about as often as that sampler puts it there, and never in a seat that cannot hold it."""
+    from barbu_env.agents.heuristic import heuristic_action
+    from barbu_env.engine.infostate import sample_hidden
+    from barbu_env.vector.core import COLUMNS
+    from barbu_env.vector.worlds import resample_hands
+
+    rules, rng = Rules(doubling="off"), np.random.default_rng(11)
+    for _ in range(50):  # a state 30 cards in with at least two seats void somewhere
+        d = Deal.random(rng, 0, "no_hearts", rules)
+        while d.phase != PLAY or len(d.history) < 30:
+            d.apply(heuristic_action(d, d.to_move))
+        if sum(d.excluded[s] != 0 for s in range(4) if s != d.to_move) >= 2:
+            break
+    seat, n = d.to_move, 3000
+    rows = np.repeat(state_of_deal(d, build_tables(rules)).data, n, axis=0)
+    hands = resample_hands(rows, np.random.default_rng(0), tries=0)[:, COLUMNS["hands"] : COLUMNS["hands"] + 4]
+    cards = np.arange(52)
+    got = np.stack([((hands[:, s, None] >> cards) & 1).mean(0) for s in range(4)])
+    want = np.zeros((4, 52))
+    for _ in range(n):
+        w = sample_hidden(d, seat, rng)
+        want += [[(w.held(s) >> c) & 1 for c in cards] for s in range(4)]
+    want /= n
+    assert np.abs(got - want).max() < 0.06
+    hidden = got[[s for s in range(4) if s != seat]]
+    assert (got[seat] == want[seat]).all() and ((hidden > 0.05) & (hidden < 0.95)).any()
+    for s in range(4):
+        assert not (got[s] * ((d.excluded[s] >> cards) & 1)).any()
+    assert not (hands == [d.held(s) for s in range(4)]).all(1).all()
+
+
 def _labelled(cfg: RolloutQConfig, steps: int) -> tuple[list[dict[str, np.ndarray]], list[int], list[int]]:
     """Steps a 32-game ``Labeller`` (No hearts, R8.1); its labelled parts, and per step the card decisions with more
     than one legal move before trick 9 (counted from 0) and from trick 9 on."""
