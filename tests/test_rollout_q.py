@@ -205,6 +205,11 @@ def test_late_tricks_take_their_own_labelling_share():
         if p:  # each move's target is a share of the contract total, on the legal moves only
             legal = p["mask"].astype(bool)
             assert (p["q"][~legal] == 0).all() and (np.abs(p["q"][legal]) <= 1.0001).all()
+    base = ["label_prob=0", "late_trick=9", "late_label_prob=1", "late_worlds=1"]
+    true, _, _ = _labelled(load_config(RolloutQConfig, None, base), 40)
+    redealt, _, _ = _labelled(load_config(RolloutQConfig, None, [*base, "late_true_world=false"]), 40)
+    first = next(i for i, p in enumerate(true) if p)  # the same states; valued in the true deal or another one
+    assert (true[first]["bits"] == redealt[first]["bits"]).all() and (true[first]["q"] != redealt[first]["q"]).any()
     off, _, _ = _labelled(load_config(RolloutQConfig, None, ["label_prob=0.3"]), 60)
     past, _, _ = _labelled(load_config(RolloutQConfig, None, ["label_prob=0.3", "late_trick=13", "late_worlds=5"]), 60)
     assert len(off) == len(past)

@@ -164,6 +164,9 @@ class RolloutQConfig(CommonConfig):
     """Labelled share of the card decisions from ``late_trick`` on."""
     late_worlds: int = 8
     """Worlds of each labelled state's targets from ``late_trick`` on."""
+    late_true_world: bool = True
+    """Whether the true deal is one of those worlds; false: all ``late_worlds`` are redealt (each move valued over
+    deals drawn uniformly among those consistent with what the seat knows, as PIMC's search values it)."""
     rollout_threads: int = 1
     """Threads of the compiled playouts."""
     card_hidden: int = 0
@@ -315,8 +318,9 @@ class Labeller:
                 actions[idx] = a
         out = None
         if label.any():
-            parts = [self._label(np.flatnonzero(label & (late == k)), n, bits, numeric, mask, seat, teacher)
-                     for k, n in ((False, cfg.worlds), (True, cfg.late_worlds))]  # fmt: skip
+            groups = ((False, cfg.worlds, True), (True, cfg.late_worlds, cfg.late_true_world))
+            parts = [self._label(np.flatnonzero(label & (late == k)), n, true, bits, numeric, mask, seat, teacher)
+                     for k, n, true in groups]  # fmt: skip
             parts = [x for x in parts if x is not None]
             out = parts[0] if len(parts) == 1 else {k: np.concatenate([x[k] for x in parts]) for k in parts[0]}
         self.decisions += B
@@ -328,15 +332,15 @@ class Labeller:
             self._draw_roles(ended)
         return out
 
-    def _label(self, idx: np.ndarray, n_worlds: int, bits: np.ndarray, numeric: np.ndarray, mask: np.ndarray,
-               seat: np.ndarray, teacher: np.ndarray) -> dict[str, np.ndarray] | None:  # fmt: skip
+    def _label(self, idx: np.ndarray, n_worlds: int, true_world: bool, bits: np.ndarray, numeric: np.ndarray,
+               mask: np.ndarray, seat: np.ndarray, teacher: np.ndarray) -> dict[str, np.ndarray] | None:  # fmt: skip
         """The labelled states ``idx`` of this step, each move's target the mean of its playouts in ``n_worlds``
-        worlds (the true deal and ``n_worlds - 1`` redealt by PIMC's sampler); None if ``idx`` is empty."""
+        worlds (the true deal if ``true_world``, the others redealt by PIMC's sampler); None if ``idx`` is empty."""
         if not idx.size:
             return None
         cfg, counts = self.cfg, mask.sum(1)
         base = self.env.state.data[idx]
-        worlds = [base] + [resample_hands(base, self.rng) for _ in range(n_worlds - 1)]
+        worlds = [base] * true_world + [resample_hands(base, self.rng) for _ in range(n_worlds - true_world)]
         per = np.repeat(np.arange(idx.size), counts[idx])  # the labelled state of each (state, move) pair
         acts = np.nonzero(mask[idx])[1]
         rows = np.concatenate([w[per] for w in worlds])
