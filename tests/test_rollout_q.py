@@ -196,7 +196,8 @@ def _labelled(cfg: RolloutQConfig, steps: int) -> tuple[list[dict[str, np.ndarra
 
 def test_late_tricks_take_their_own_labelling_share():
     """``late_trick`` 9: with ``label_prob`` 0 and ``late_label_prob`` 1 exactly the card decisions of tricks 9-12
-    with a choice are labelled (R4); ``late_trick`` past the last trick labels as the default does, draw for draw."""
+    with a choice are labelled (R4), valued in the true deal or (``late_true_world`` false) in a redealt one;
+    ``late_trick`` past the last trick labels as the default does, draw for draw."""
     cfg = load_config(RolloutQConfig, None, ["label_prob=0", "late_trick=9", "late_label_prob=1", "late_worlds=3"])
     parts, early, late = _labelled(cfg, 120)
     assert sum(early) > 0 and sum(late) > 0
