@@ -1,0 +1,81 @@
+"""``training.symmetrize``: the suit-symmetrised ensemble is equivariant, distillation moves the network towards it,
+and the result is recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
+from training import symmetrize  # noqa: E402
+from training.prune import card_decisions  # noqa: E402
+from training.rollout_q import centred  # noqa: E402
+
+
+def _net(seed: int = 0) -> PolicyNet:
+    torch.manual_seed(seed)
+    return PolicyNet(hidden=(32, 16), card_hidden=4).eval()
+
+
+def _states(net: PolicyNet, contract: str, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    obs, mask = (np.concatenate(x) for x in zip(*card_decisions(net, contract, 8, seed), strict=True))
+    return torch.from_numpy(obs), torch.from_numpy(mask).bool()
+
+
+@pytest.mark.parametrize("contract", ["no_hearts", "no_queens"])
+def test_symmetrised_logits_are_the_same_for_every_relabelling_of_a_state(contract: str) -> None:
+    """Relabelling the suits of a state (hearts kept in No hearts, any in No queens) relabels the ensemble's
+    logits alike; a single network's do not."""
+    net = _net()
+    views = symmetrize.gathers(contract)
+    assert len(views) == (6 if contract == "no_hearts" else 24)
+    obs, mask = _states(net, contract, 0)
+    base = symmetrize.symmetrised_logits(net, obs, mask, views)
+    plain = net(obs, mask)[0].detach()
+    single_differs = False
+    for oi, ai, _ in views[1:]:
+        legal = mask[:, ai]
+        got = symmetrize.symmetrised_logits(net, obs[:, oi], legal, views)
+        assert torch.allclose(torch.where(legal, got, 0.0), torch.where(legal, base[:, ai], 0.0), atol=1e-5)
+        other = net(obs[:, oi], legal)[0].detach()
+        single_differs |= not torch.allclose(torch.where(legal, other, 0.0), torch.where(legal, plain[:, ai], 0.0))
+    assert single_differs
+
+
+def test_distillation_brings_the_network_towards_its_ensemble() -> None:
+    """On deals it did not train on, the fine-tuned network's centred logits are closer to the source's ensemble."""
+    net = _net(1)
+    views = symmetrize.gathers("no_hearts")
+    obs, mask = _states(net, "no_hearts", 99)
+    count = mask.sum(1, keepdim=True)
+    target = centred(symmetrize.symmetrised_logits(net, obs, mask, views), mask, count)
+
+    def gap(m: PolicyNet) -> float:
+        with torch.no_grad():
+            return float(((centred(m(obs, mask)[0], mask, count) - target) ** 2).sum(1).div(count[:, 0]).mean())
+
+    student, stats = symmetrize.distil(net, "no_hearts", games=60, lr=3e-3, seed=0)
+    assert stats["states"] > 1000 and stats["minibatches"] > 1
+    assert gap(student) < 0.5 * gap(net)
+    assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), _net(1).state_dict().values(), strict=True))
+
+
+def test_symmetrize_writes_the_network_and_records_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "src.pt"
+    save_checkpoint(src, _net(), "no_king", {"lr": 0.1}, {"states": 7})
+    symmetrize.main([str(tmp_path / "out.pt"), str(src), "--games", "6", "--lr", "1e-4"])
+    net, ckpt = load_checkpoint(tmp_path / "out.pt")
+    info = ckpt["meta"]["symmetrized"]
+    assert info["relabellings"] == 6 and info["games"] == 6 and info["lr"] == 1e-4 and info["states"] > 0
+    assert info["meta"] == {"states": 7} and ckpt["config"] == {"lr": 0.1} and ckpt["contract"] == "no_king"
+    assert list(net.hidden) == [32, 16]
+    with pytest.raises(SystemExit):
+        symmetrize.main([str(tmp_path / "bad.pt"), str(src), "--games", "0"])
+    assert "--games" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        symmetrize.main([str(tmp_path / "bad.pt"), str(tmp_path / "missing.pt")])
+    assert "missing.pt" in capsys.readouterr().err

@@ -1,0 +1,117 @@
+"""Distil a checkpoint's suit-symmetrised ensemble back into the checkpoint (self-distillation).
+
+The suit relabellings that leave a contract unchanged (``training.augment.suit_permutations``: 6 with hearts fixed
+in No hearts, No King and Salad, 24 otherwise) map each state to states of the same value. A network trained with
+them as augmentation is close to equivariant but not exactly: the mean of its logits over the relabelled
+observations, mapped back to the original cards (:func:`symmetrised_logits`), is an ensemble of 6 or 24 views that
+plays better than the network alone (No hearts: +0.10 ± 0.05 a deal against the heuristic, 6000 boards).
+
+``python -m training.symmetrize OUT IN`` fine-tunes a copy of ``IN``'s network towards the ensemble of the frozen
+``IN``, so that one pass plays close to the ensemble at the cost of one. The states are the card decisions with a
+choice of ``training.prune.card_decisions`` (``--games`` deals of ``IN``'s contract, half with doubling off and half
+classic; each card played by ``IN``'s network, the compiled heuristic or at random, a third each). Each step's
+decisions are one minibatch, relabelled by a relabelling drawn at random (the ensemble's target relabelled alike);
+the loss is the mean squared difference of the centred logits over the legal moves (``rollout_q``'s Q loss), Adam at
+``--lr``. ``OUT``'s ``meta`` records the source file, its SHA-256 and meta, the settings, the states trained on and
+the loss at the start and at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
+
+from .augment import action_index, action_map, obs_index, suit_permutations
+from .prune import card_decisions
+from .rollout_q import centred
+
+#: Per relabelling: the observation gather, the action gather and the map of actions back.
+Gathers = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+
+
+def gathers(contract: str) -> Gathers:
+    """The index tensors of each suit relabelling of ``contract`` (identity first)."""
+    return [(torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)), torch.from_numpy(action_map(p)))
+            for p in suit_permutations(contract)]  # fmt: skip
+
+
+@torch.no_grad()
+def symmetrised_logits(net: PolicyNet, obs: torch.Tensor, mask: torch.Tensor, views: Gathers) -> torch.Tensor:
+    """``[n, A]``: the mean over the relabellings ``views`` of ``net``'s logits on the relabelled observations and
+    masks, each mapped back to the original actions."""
+    total = torch.zeros(mask.shape, dtype=torch.float32)
+    for oi, ai, back in views:
+        total += net(obs[:, oi], mask[:, ai])[0][:, back]
+    return total / len(views)
+
+
+def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int) -> tuple[PolicyNet, dict[str, float]]:
+    """A copy of ``net`` fine-tuned towards the symmetrised logits of (frozen) ``net`` on the card decisions of
+    ``games`` deals (see the module docstring); and the loss over the first and the last 100 minibatches, the
+    states trained on and the minibatches."""
+    teacher, student = net.eval(), copy.deepcopy(net).train()
+    views = gathers(contract)
+    opt = torch.optim.Adam(student.parameters(), lr=lr)
+    rng = np.random.default_rng([seed, 1])
+    losses: list[float] = []
+    states = 0
+    bar = tqdm(desc=f"symmetrize {contract}", unit="state", mininterval=5)
+    for o, m in card_decisions(teacher, contract, games, seed):
+        obs, mask = torch.from_numpy(o), torch.from_numpy(m).bool()
+        target = centred(symmetrised_logits(teacher, obs, mask, views), mask, mask.sum(1, keepdim=True))
+        oi, ai, _ = views[int(rng.integers(len(views)))]
+        x, legal, want = obs[:, oi], mask[:, ai], target[:, ai]
+        count = legal.sum(1, keepdim=True)
+        loss = ((centred(student(x, legal)[0], legal, count) - want) ** 2).sum(1).div(count[:, 0]).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        states += len(o)
+        bar.update(len(o))
+        bar.set_postfix(loss=f"{np.mean(losses[-100:]):.2e}", refresh=False)
+    bar.close()
+    stats = {"states": states, "minibatches": len(losses), "loss_first": float(np.mean(losses[:100])),
+             "loss_last": float(np.mean(losses[-100:]))}  # fmt: skip
+    return student.eval(), stats
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m training.symmetrize", description=__doc__.splitlines()[0])
+    ap.add_argument("out", help="the checkpoint to write")
+    ap.add_argument("source", help="the checkpoint to distil")
+    ap.add_argument("--games", type=int, default=10000, help="deals whose card decisions it trains on")
+    ap.add_argument("--lr", type=float, default=3e-5, help="Adam learning rate")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the deals and of the relabellings drawn")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    args = ap.parse_args(argv)
+    if args.games < 1 or not 0 < args.lr < 1 or args.threads < 1:
+        ap.error(f"--games and --threads must be at least 1 and --lr in (0, 1), got {args.games}, {args.threads} "
+                 f"and {args.lr}")  # fmt: skip
+    try:
+        net, ckpt = load_checkpoint(args.source)
+    except ValueError as e:
+        ap.error(str(e))
+    torch.set_num_threads(args.threads)
+    contract = ckpt["contract"]
+    student, stats = distil(net, contract, args.games, args.lr, args.seed)
+    meta = {"symmetrized": {
+        "file": str(args.source), "sha256": hashlib.sha256(Path(args.source).read_bytes()).hexdigest(),
+        "relabellings": len(suit_permutations(contract)), "games": args.games, "lr": args.lr, "seed": args.seed,
+        **stats, "meta": ckpt.get("meta", {})}}  # fmt: skip
+    save_checkpoint(args.out, student, contract, ckpt["config"], meta)
+    print(f"wrote {args.out}: {contract} distilled towards its {meta['symmetrized']['relabellings']}-relabelling "
+          f"ensemble on {stats['states']} card decisions of {args.games} deals (loss {stats['loss_first']:.2e} -> "
+          f"{stats['loss_last']:.2e})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
