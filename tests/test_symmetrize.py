@@ -71,6 +71,7 @@ def test_symmetrize_writes_the_network_and_records_it(tmp_path: Path, capsys: py
     net, ckpt = load_checkpoint(tmp_path / "out.pt")
     info = ckpt["meta"]["symmetrized"]
     assert info["relabellings"] == 6 and info["games"] == 6 and info["lr"] == 1e-4 and info["states"] > 0
+    assert info["doublings"] == ["off"]
     assert info["meta"] == {"states": 7} and ckpt["config"] == {"lr": 0.1} and ckpt["contract"] == "no_king"
     assert list(net.hidden) == [32, 16]
     with pytest.raises(SystemExit):

@@ -40,16 +40,23 @@ def _card_rows(mask: np.ndarray) -> np.ndarray:
     return mask[:, :52].any(1) & (mask.sum(1) > 1)
 
 
-def card_decisions(net: PolicyNet, contract: str, games: int, seed: int,
-                   batch: int = 1024) -> Iterator[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+def card_decisions(
+    net: PolicyNet,
+    contract: str,
+    games: int,
+    seed: int,
+    batch: int = 1024,
+    doublings: tuple[str, ...] = ("off", "classic"),
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``(obs float32 [n, OBS_SIZE], mask int8 [n, A])`` of the card decisions with a choice, one step of
-    ``batch`` games at a time, in ``games`` deals of ``contract`` (half doubling off, half classic), each card
-    chosen by ``net`` (greedy), the compiled heuristic or at random, a third each per decision, the decisions that
-    are not card plays by the heuristic."""
+    ``batch`` games at a time, in ``games`` deals of ``contract`` (an equal share under each of ``doublings``, in
+    turn: half doubling off, half classic by default), each card chosen by ``net`` (greedy), the compiled heuristic
+    or at random, a third each per decision, the decisions that are not card plays by the heuristic."""
     rng = np.random.default_rng(seed)
     flat = flat_policy(net)
-    for k, doubling in enumerate(("off", "classic")):
-        want = games // 2 if k == 0 else games - games // 2
+    n = len(doublings)
+    for k, doubling in enumerate(doublings):
+        want = games // n + (k >= n - games % n)  # (the last ones take the remainder)
         seed_k = int(rng.integers(2**63))
         v = VectorDeals(contract, Rules(doubling=doubling), batch=min(batch, max(want, 1)), seed=seed_k)
         v.reset()

@@ -8,8 +8,9 @@ plays better than the network alone (No hearts: +0.10 ± 0.05 a deal against the
 
 ``python -m training.symmetrize OUT IN`` fine-tunes a copy of ``IN``'s network towards the ensemble of the frozen
 ``IN``, so that one pass plays close to the ensemble at the cost of one. The states are the card decisions with a
-choice of ``training.prune.card_decisions`` (``--games`` deals of ``IN``'s contract, half with doubling off and half
-classic; each card played by ``IN``'s network, the compiled heuristic or at random, a third each). Each step's
+choice of ``training.prune.card_decisions`` (``--games`` deals of ``IN``'s contract, doubling off, or half of them
+under classic doubling with ``--doubled``; each card played by ``IN``'s network, the compiled heuristic or at
+random, a third each). Each step's
 decisions are one minibatch, relabelled by a relabelling drawn at random (the ensemble's target relabelled alike);
 the loss is the mean squared difference of the centred logits over the legal moves (``rollout_q``'s Q loss), Adam at
 ``--lr``. ``OUT``'s ``meta`` records the source file, its SHA-256 and meta, the settings, the states trained on and
@@ -53,10 +54,11 @@ def symmetrised_logits(net: PolicyNet, obs: torch.Tensor, mask: torch.Tensor, vi
     return total / len(views)
 
 
-def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int) -> tuple[PolicyNet, dict[str, float]]:
+def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int,
+           doublings: tuple[str, ...] = ("off",)) -> tuple[PolicyNet, dict[str, float]]:  # fmt: skip
     """A copy of ``net`` fine-tuned towards the symmetrised logits of (frozen) ``net`` on the card decisions of
-    ``games`` deals (see the module docstring); and the loss over the first and the last 100 minibatches, the
-    states trained on and the minibatches."""
+    ``games`` deals, an equal share under each of ``doublings`` (see the module docstring); and the loss over the
+    first and the last 100 minibatches, the states trained on and the minibatches."""
     teacher, student = net.eval(), copy.deepcopy(net).train()
     views = gathers(contract)
     opt = torch.optim.Adam(student.parameters(), lr=lr)
@@ -64,7 +66,7 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int) -> t
     losses: list[float] = []
     states = 0
     bar = tqdm(desc=f"symmetrize {contract}", unit="state", mininterval=5)
-    for o, m in card_decisions(teacher, contract, games, seed):
+    for o, m in card_decisions(teacher, contract, games, seed, doublings=doublings):
         obs, mask = torch.from_numpy(o), torch.from_numpy(m).bool()
         target = centred(symmetrised_logits(teacher, obs, mask, views), mask, mask.sum(1, keepdim=True))
         oi, ai, _ = views[int(rng.integers(len(views)))]
@@ -92,6 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lr", type=float, default=3e-5, help="Adam learning rate")
     ap.add_argument("--seed", type=int, default=0, help="seed of the deals and of the relabellings drawn")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    ap.add_argument("--doubled", action="store_true", help="play half of the deals under classic doubling")
     args = ap.parse_args(argv)
     if args.games < 1 or not 0 < args.lr < 1 or args.threads < 1:
         ap.error(f"--games and --threads must be at least 1 and --lr in (0, 1), got {args.games}, {args.threads} "
@@ -102,10 +105,12 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(str(e))
     torch.set_num_threads(args.threads)
     contract = ckpt["contract"]
-    student, stats = distil(net, contract, args.games, args.lr, args.seed)
+    doublings = ("off", "classic") if args.doubled else ("off",)
+    student, stats = distil(net, contract, args.games, args.lr, args.seed, doublings)
     meta = {"symmetrized": {
         "file": str(args.source), "sha256": hashlib.sha256(Path(args.source).read_bytes()).hexdigest(),
         "relabellings": len(suit_permutations(contract)), "games": args.games, "lr": args.lr, "seed": args.seed,
+        "doublings": list(doublings),
         **stats, "meta": ckpt.get("meta", {})}}  # fmt: skip
     save_checkpoint(args.out, student, contract, ckpt["config"], meta)
     print(f"wrote {args.out}: {contract} distilled towards its {meta['symmetrized']['relabellings']}-relabelling "
