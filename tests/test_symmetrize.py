@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
 from training import symmetrize  # noqa: E402
 from training.prune import card_decisions  # noqa: E402
-from training.rollout_q import centred  # noqa: E402
+from training.rollout_q import centred, centred_mse  # noqa: E402
 
 
 def _net(seed: int = 0) -> PolicyNet:
@@ -56,7 +56,7 @@ def test_distillation_brings_the_network_towards_its_ensemble() -> None:
 
     def gap(m: PolicyNet) -> float:
         with torch.no_grad():
-            return float(((centred(m(obs, mask)[0], mask, count) - target) ** 2).sum(1).div(count[:, 0]).mean())
+            return float(centred_mse(m(obs, mask)[0], target, mask, count))
 
     student, stats = symmetrize.distil(net, "no_hearts", games=60, lr=3e-3, seed=0)
     assert stats["states"] > 1000 and stats["minibatches"] > 1

@@ -409,6 +409,12 @@ def centred(x: torch.Tensor, legal: torch.Tensor, count: torch.Tensor) -> torch.
     return torch.where(legal, x - (x.sum(1, keepdim=True) / count), 0.0)
 
 
+def centred_mse(x: torch.Tensor, target: torch.Tensor, legal: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
+    """The Q loss: mean over rows of the mean over the legal entries of (centred ``x`` - ``target``)², ``target``
+    already centred."""
+    return ((centred(x, legal, count) - target) ** 2).sum(1).div(count[:, 0]).mean()
+
+
 @torch.no_grad()
 def holdout(net: PolicyNet, part: dict[str, np.ndarray]) -> dict[str, float]:
     """On labelled states the network has not trained on: mean target of its greedy move minus the heuristic's,
@@ -562,7 +568,7 @@ class Run:
             count = legal.sum(1, keepdim=True)
             z = self.net.body(obs)
             logits, v = self.net.heads(z, obs, legal)
-            mse = ((centred(logits, legal, count) - centred(q, legal, count)) ** 2).sum(1).div(count[:, 0]).mean()
+            mse = centred_mse(logits, centred(q, legal, count), legal, count)
             vmse = ((v - torch.where(legal, q, -1e9).max(1).values) ** 2).mean()
             loss = mse + vmse
             if self.belief is not None:

@@ -10,11 +10,10 @@ plays better than the network alone (No hearts: +0.10 ± 0.05 a deal against the
 ``IN``, so that one pass plays close to the ensemble at the cost of one. The states are the card decisions with a
 choice of ``training.prune.card_decisions`` (``--games`` deals of ``IN``'s contract, doubling off, or half of them
 under classic doubling with ``--doubled``; each card played by ``IN``'s network, the compiled heuristic or at
-random, a third each). Each step's
-decisions are one minibatch, relabelled by a relabelling drawn at random (the ensemble's target relabelled alike);
-the loss is the mean squared difference of the centred logits over the legal moves (``rollout_q``'s Q loss), Adam at
-``--lr``. ``OUT``'s ``meta`` records the source file, its SHA-256 and meta, the settings, the states trained on and
-the loss at the start and at the end.
+random, a third each). Each step's decisions are one minibatch, relabelled by a relabelling drawn at random (the
+ensemble's target relabelled alike); the loss is ``rollout_q``'s Q loss (``centred_mse``: the mean squared
+difference of the centred logits over the legal moves), Adam at ``--lr``. ``OUT``'s ``meta`` records the source
+file, its SHA-256 and meta, the settings, the states trained on and the loss at the start and at the end.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
 
 from .augment import action_index, action_map, obs_index, suit_permutations
 from .prune import card_decisions
-from .rollout_q import centred
+from .rollout_q import centred, centred_mse
 
 #: Per relabelling: the observation gather, the action gather and the map of actions back.
 Gathers = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
@@ -72,7 +71,7 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int,
         oi, ai, _ = views[int(rng.integers(len(views)))]
         x, legal, want = obs[:, oi], mask[:, ai], target[:, ai]
         count = legal.sum(1, keepdim=True)
-        loss = ((centred(student(x, legal)[0], legal, count) - want) ** 2).sum(1).div(count[:, 0]).mean()
+        loss = centred_mse(student(x, legal)[0], want, legal, count)
         opt.zero_grad()
         loss.backward()
         opt.step()
