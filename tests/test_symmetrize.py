@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
 from training import symmetrize  # noqa: E402
+from training.common import suit_gathers  # noqa: E402
 from training.prune import card_decisions  # noqa: E402
 from training.rollout_q import centred, centred_mse  # noqa: E402
 
@@ -31,7 +32,7 @@ def test_symmetrised_logits_are_the_same_for_every_relabelling_of_a_state(contra
     """Relabelling the suits of a state (hearts kept in No hearts, any in No queens) relabels the ensemble's
     logits alike; a single network's do not."""
     net = _net()
-    views = symmetrize.gathers(contract)
+    views = suit_gathers(contract)
     assert len(views) == (6 if contract == "no_hearts" else 24)
     obs, mask = _states(net, contract, 0)
     base = symmetrize.symmetrised_logits(net, obs, mask, views)
@@ -49,7 +50,7 @@ def test_symmetrised_logits_are_the_same_for_every_relabelling_of_a_state(contra
 def test_distillation_brings_the_network_towards_its_ensemble() -> None:
     """On deals it did not train on, the fine-tuned network's centred logits are closer to the source's ensemble."""
     net = _net(1)
-    views = symmetrize.gathers("no_hearts")
+    views = suit_gathers("no_hearts")
     obs, mask = _states(net, "no_hearts", 99)
     count = mask.sum(1, keepdim=True)
     target = centred(symmetrize.symmetrised_logits(net, obs, mask, views), mask, count)

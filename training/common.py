@@ -26,7 +26,11 @@ from barbu_env.nn import PolicyNet
 from barbu_env.options import parse_option
 from barbu_env.rules import Rules
 
+from .augment import action_index, action_map, obs_index, suit_permutations
 from .selfplay import selfplay_player
+
+#: Per suit relabelling: the observation gather, the action gather and the map of actions back (:func:`suit_gathers`).
+Gathers = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
 
 C = TypeVar("C")
 
@@ -200,6 +204,15 @@ def duplicate_eval(net: PolicyNet, contract: str, rules: Rules, boards: int, see
     results = duplicate(board_list, seatings(LINEUPS["1v3"]), play, 2, eval_rules.score_sign)
     ci = confidence_interval([r["rel"][0] for _, r in results])
     return ci["mean"], ci["half_width"], ci["n"]
+
+
+def suit_gathers(contract: str, augment: bool = True) -> Gathers:
+    """The index tensors of each suit relabelling of ``contract`` (``training.augment.suit_permutations``, identity
+    first; the identity alone without ``augment``): the observation gather, the action gather and the map of actions
+    back to the original labels."""
+    perms = suit_permutations(contract) if augment else [(0, 1, 2, 3)]
+    return [(torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)), torch.from_numpy(action_map(p)))
+            for p in perms]  # fmt: skip
 
 
 def sizes(net: PolicyNet) -> dict[str, Any]:

@@ -63,8 +63,17 @@ from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.encode import unpack_observations
 
-from .augment import action_index, action_map, obs_index, suit_permutations
-from .common import SEVEN, CommonConfig, Logger, finish_run, init_weights, load_resume, run_cli, save_resume
+from .common import (
+    SEVEN,
+    CommonConfig,
+    Logger,
+    finish_run,
+    init_weights,
+    load_resume,
+    run_cli,
+    save_resume,
+    suit_gathers,
+)
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale, draw_roles
 
 
@@ -352,9 +361,7 @@ class Run:
         self.best, self.wall = -float("inf"), 0.0
         self.booked = time.time()  # when the last update round was booked (its rates count from there)
         self.next_eval, self.next_snapshot = cfg.eval_every, cfg.snapshot_every
-        perms = suit_permutations(contract) if cfg.augment else [(0, 1, 2, 3)]
-        self.gathers = [(torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)),
-                         torch.from_numpy(action_map(p))) for p in perms]  # fmt: skip
+        self.gathers = suit_gathers(contract, cfg.augment)
         state = self.dir / "state.pt"
         if resume and state.is_file():
             self._load_state(state)

@@ -77,8 +77,17 @@ from barbu_env.vector.encode import unpack_observations
 from barbu_env.vector.pimc import pimc_actions
 from barbu_env.vector.worlds import resample_hands
 
-from .augment import action_index, action_map, obs_index, suit_permutations
-from .common import SEVEN, CommonConfig, Logger, finish_run, init_weights, load_resume, run_cli, save_resume
+from .common import (
+    SEVEN,
+    CommonConfig,
+    Logger,
+    finish_run,
+    init_weights,
+    load_resume,
+    run_cli,
+    save_resume,
+    suit_gathers,
+)
 from .dmc_selfplay import apply_patch, eval_rules, fixed_contract_patch, greedy, vector_margin
 from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale, draw_roles
 
@@ -442,10 +451,7 @@ class Part:
         self.contract = contract
         self.dir = Path(cfg.out_dir) / contract
         self.dir.mkdir(parents=True, exist_ok=True)
-        perms = suit_permutations(contract) if cfg.augment else [(0, 1, 2, 3)]
-        self.gathers = [
-            (torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)), action_map(p)) for p in perms
-        ]
+        self.gathers = suit_gathers(contract, cfg.augment)
         self.policy = LearnerPolicy(contract, rules) if cfg.rollout != "heuristic" else None
         self.logger = Logger(self.dir, fresh=not resumed)
         self.best = -float("inf")
@@ -461,7 +467,7 @@ class Part:
         out = {"obs": torch.from_numpy(unpack_observations(b["bits"], b["numeric"]))[:, oi],
                "legal": torch.from_numpy(b["mask"])[:, ai].bool(),
                "q": torch.from_numpy(b["q"].astype(np.float32))[:, ai],
-               "teacher": torch.from_numpy(am[b["teacher"]])}  # fmt: skip
+               "teacher": am[torch.from_numpy(b["teacher"]).long()]}  # fmt: skip
         if "owner" in b:  # the owners' cards relabelled as the observation is
             out["owner"] = torch.from_numpy(b["owner"])[:, ai[:52]].long()
         return out

@@ -29,18 +29,10 @@ from tqdm import tqdm
 
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
 
-from .augment import action_index, action_map, obs_index, suit_permutations
+from .augment import suit_permutations
+from .common import Gathers, suit_gathers
 from .prune import card_decisions
 from .rollout_q import centred, centred_mse
-
-#: Per relabelling: the observation gather, the action gather and the map of actions back.
-Gathers = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
-
-
-def gathers(contract: str) -> Gathers:
-    """The index tensors of each suit relabelling of ``contract`` (identity first)."""
-    return [(torch.from_numpy(obs_index(p)), torch.from_numpy(action_index(p)), torch.from_numpy(action_map(p)))
-            for p in suit_permutations(contract)]  # fmt: skip
 
 
 @torch.no_grad()
@@ -59,7 +51,7 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int,
     ``games`` deals, an equal share under each of ``doublings`` (see the module docstring); and the loss over the
     first and the last 100 minibatches, the states trained on and the minibatches."""
     teacher, student = net.eval(), copy.deepcopy(net).train()
-    views = gathers(contract)
+    views = suit_gathers(contract)
     opt = torch.optim.Adam(student.parameters(), lr=lr)
     rng = np.random.default_rng([seed, 1])
     losses: list[float] = []
