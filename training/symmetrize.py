@@ -4,7 +4,8 @@ The suit relabellings that leave a contract unchanged (``training.augment.suit_p
 in No hearts, No King and Salad, 24 otherwise) map each state to states of the same value. A network trained with
 them as augmentation is close to equivariant but not exactly: the mean of its logits over the relabelled
 observations, mapped back to the original cards (:func:`symmetrised_logits`), is an ensemble of 6 or 24 views that
-plays better than the network alone (No hearts: +0.10 ± 0.05 a deal against the heuristic, 6000 boards).
+plays better than the network alone (against the heuristic: No hearts +0.10 ± 0.05 a deal, 6000 boards; No queens
++0.08 ± 0.06, 2000 boards).
 
 ``python -m training.symmetrize OUT IN`` fine-tunes a copy of ``IN``'s network towards the ensemble of the frozen
 ``IN``, so that one pass plays close to the ensemble at the cost of one. The states are the card decisions with a
@@ -12,7 +13,8 @@ choice of ``training.prune.card_decisions`` (``--games`` deals of ``IN``'s contr
 under classic doubling with ``--doubled``; each card played by ``IN``'s network, the compiled heuristic or at
 random, a third each). Each step's decisions are one minibatch, relabelled by a relabelling drawn at random (the
 ensemble's target relabelled alike); the loss is ``rollout_q``'s Q loss (``centred_mse``: the mean squared
-difference of the centred logits over the legal moves), Adam at ``--lr``. ``OUT``'s ``meta`` records the source
+difference of the centred logits over the legal moves), Adam at ``--lr`` (the default 3e-4 and 20,000 deals made the
+shipped No queens file; docs/TRAINING.md compares learning rates). ``OUT``'s ``meta`` records the source
 file, its SHA-256 and meta, the settings, the states trained on and the loss at the start and at the end.
 """
 
@@ -81,8 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m training.symmetrize", description=__doc__.splitlines()[0])
     ap.add_argument("out", help="the checkpoint to write")
     ap.add_argument("source", help="the checkpoint to distil")
-    ap.add_argument("--games", type=int, default=10000, help="deals whose card decisions it trains on")
-    ap.add_argument("--lr", type=float, default=3e-5, help="Adam learning rate")
+    ap.add_argument("--games", type=int, default=20000, help="deals whose card decisions it trains on")
+    ap.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate")
     ap.add_argument("--seed", type=int, default=0, help="seed of the deals and of the relabellings drawn")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--doubled", action="store_true", help="play half of the deals under classic doubling")
