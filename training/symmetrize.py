@@ -14,7 +14,7 @@ under classic doubling with ``--doubled``; each card played by ``IN``'s network,
 random, a third each). Each step's decisions are one minibatch, relabelled by a relabelling drawn at random (the
 ensemble's target relabelled alike); the loss is ``rollout_q``'s Q loss (``centred_mse``: the mean squared
 difference of the centred logits over the legal moves), Adam at ``--lr`` (the default 3e-4 and 20,000 deals made the
-shipped No queens file; docs/TRAINING.md compares learning rates). ``OUT``'s ``meta`` records the source
+shipped No queens and Fantan files; docs/TRAINING.md compares learning rates). ``OUT``'s ``meta`` records the source
 file, its SHA-256 and meta, the settings, the states trained on and the loss at the start and at the end.
 """
 
