@@ -81,3 +81,17 @@ def test_symmetrize_writes_the_network_and_records_it(tmp_path: Path, capsys: py
     with pytest.raises(SystemExit):
         symmetrize.main([str(tmp_path / "bad.pt"), str(tmp_path / "missing.pt")])
     assert "missing.pt" in capsys.readouterr().err
+
+
+def test_shuffled_regroups_every_row_once_in_minibatches() -> None:
+    """Runs of at least ``buffer`` rows are shuffled and cut in minibatches; every row comes out exactly once,
+    paired with its own mask row; the same generator seed gives the same minibatches; buffer 0 passes through."""
+    chunks = [(np.arange(k, k + 7, dtype=np.float32)[:, None], np.arange(k, k + 7)[:, None]) for k in range(0, 70, 7)]
+    out = list(symmetrize.shuffled(iter(chunks), 20, 8, np.random.default_rng(0)))
+    rows = np.concatenate([o[:, 0] for o, _ in out])
+    assert sorted(rows.tolist()) == list(range(70)) and rows.tolist() != list(range(70))
+    assert all(np.array_equal(o[:, 0], m[:, 0]) for o, m in out)
+    assert [len(o) for o, _ in out] == [8, 8, 5] * 3 + [7]  # runs of 21 rows (3 chunks), then the last 7
+    again = list(symmetrize.shuffled(iter(chunks), 20, 8, np.random.default_rng(0)))
+    assert all(np.array_equal(a[0], b[0]) for a, b in zip(out, again, strict=True))
+    assert list(symmetrize.shuffled(iter(chunks), 0, 8, np.random.default_rng(0))) == chunks
