@@ -12,11 +12,10 @@ plays better than the network alone (against the heuristic: No hearts +0.10 ± 0
 choice of ``training.prune.card_decisions`` (``--games`` deals of ``IN``'s contract, doubling off, or half of them
 under classic doubling with ``--doubled``; each card played by ``IN``'s network, the compiled heuristic or at
 random, a third each). The games of a batch move in step, so one step's decisions all sit at the same point of
-the deal; the decisions are therefore pooled in runs of at least ``--buffer`` (default 100,000: about two deals of
-the 1024 games) and shuffled, and each minibatch of 1024 is relabelled by a relabelling drawn at random (the
-ensemble's target relabelled alike). Trained one step at a time instead (``--buffer 0``, how the No hearts, No queens
-and Fantan files were made), No last two's file lost 0.6 a deal against the heuristic; pooled, it gains 0.1 to 0.2
-(docs/TRAINING.md). The loss is ``rollout_q``'s Q loss (``centred_mse``: the mean squared difference of the centred
+the deal: the decisions are pooled in runs of at least ``--buffer`` (default 100,000, about two deals of the 1024
+games) and shuffled into minibatches of 1024 (``--buffer 0``: each step's decisions are one minibatch, which
+docs/TRAINING.md measures as far worse in No last two). Each minibatch is relabelled by a relabelling drawn at random
+(the ensemble's target relabelled alike). The loss is ``rollout_q``'s Q loss (``centred_mse``: the mean squared difference of the centred
 logits over the legal moves), Adam at ``--lr`` (default 3e-4). ``OUT``'s ``meta`` records the source file, its
 SHA-256 and meta, the settings, the states trained on and the loss at the start and at the end.
 """
