@@ -15,9 +15,9 @@ random, a third each). The games of a batch move in step, so one step's decision
 the deal: the decisions are pooled in runs of at least ``--buffer`` (default 100,000, about two deals of the 1024
 games) and shuffled into minibatches of 1024 (``--buffer 0``: each step's decisions are one minibatch, which
 docs/TRAINING.md measures as far worse in No last two). Each minibatch is relabelled by a relabelling drawn at random
-(the ensemble's target relabelled alike). The loss is ``rollout_q``'s Q loss (``centred_mse``: the mean squared difference of the centred
-logits over the legal moves), Adam at ``--lr`` (default 3e-4). ``OUT``'s ``meta`` records the source file, its
-SHA-256 and meta, the settings, the states trained on and the loss at the start and at the end.
+(the ensemble's target relabelled alike). The loss is ``rollout_q``'s Q loss (``centred_mse``: the mean squared
+difference of the centred logits over the legal moves), Adam at ``--lr`` (default 3e-4). ``OUT``'s ``meta`` records
+the source file, its SHA-256 and meta, the settings, the states trained on and the loss at the start and at the end.
 """
 
 from __future__ import annotations
