@@ -59,7 +59,7 @@ def test_distillation_brings_the_network_towards_its_ensemble() -> None:
         with torch.no_grad():
             return float(centred_mse(m(obs, mask)[0], target, mask, count))
 
-    student, stats = symmetrize.distil(net, "no_hearts", games=60, lr=3e-3, seed=0)
+    student, stats = symmetrize.distil(net, "no_hearts", games=60, lr=3e-3, seed=0, buffer=200)
     assert stats["states"] > 1000 and stats["minibatches"] > 1
     assert gap(student) < 0.5 * gap(net)
     assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), _net(1).state_dict().values(), strict=True))

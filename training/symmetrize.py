@@ -80,11 +80,11 @@ def _cut(held: list[tuple[np.ndarray, np.ndarray]], batch: int,
         yield o[take], m[take]
 
 
-def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int,
-           doublings: tuple[str, ...] = ("off",), buffer: int = 0) -> tuple[PolicyNet, dict[str, float]]:  # fmt: skip
+def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doublings: tuple[str, ...] = ("off",),
+           buffer: int = 100_000) -> tuple[PolicyNet, dict[str, float]]:  # fmt: skip
     """A copy of ``net`` fine-tuned towards the symmetrised logits of (frozen) ``net`` on the card decisions of
     ``games`` deals, an equal share under each of ``doublings`` (see the module docstring); and the loss over the
-    first and the last 100 minibatches, the states trained on and the minibatches."""
+    first and the last 100 minibatches, the states trained on and the minibatches; ``buffer`` as in :func:`shuffled`."""
     teacher, student = net.eval(), copy.deepcopy(net).train()
     views = suit_gathers(contract)
     opt = torch.optim.Adam(student.parameters(), lr=lr)
