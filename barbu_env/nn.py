@@ -288,7 +288,7 @@ def compiled_greedy(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndar
     (:func:`barbu_env.vector.jit.policy.greedy_actions`) of a :func:`flat_policy` network over n observations
     (float32 [n, OBS_SIZE]) and masks (int8 [n, A]): the first legal action of the largest logit, whether the two
     largest legal logits lie within ``tie`` (relative), and the logits of the legal actions (-inf for the illegal
-    ones, which the pass does not compute). ``dtype`` (``np.float32`` or ``np.float64``) is the type the sums are
+    ones). ``dtype`` (``np.float32`` or ``np.float64``) is the type the sums are
     taken in and the logits come in: float64 gives the network's logits within about 1e-15 (relative)."""
     from .vector.jit import greedy_actions
 
@@ -300,6 +300,19 @@ def compiled_greedy(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndar
     best, near = np.empty(n, np.int64), np.empty(n, np.bool_)
     greedy_actions(obs, mask, *flat, tie, logits, best, near)
     return best, near, logits
+
+
+def greedy_choices(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray,
+                   tie: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``(choices int64 [n], logits float32 [n, A])``: :func:`compiled_greedy`'s first legal argmax of each row, taken
+    again from the float64 sums where its two best legal logits lie within ``tie`` (relative; callers pass
+    ``agents.neural.TIE``), and its float32 logits. So each choice is the float64 network's, whatever the float32
+    pass's rounding (it fuses multiply-adds where the CPU can) and whatever else is in the batch."""
+    best, near, logits = compiled_greedy(flat, obs, mask, tie)
+    if near.any():
+        rows = np.flatnonzero(near)
+        best[rows] = compiled_greedy(flat, obs[rows], mask[rows], 0.0, np.float64)[0]
+    return best, logits
 
 
 def save_checkpoint(path: str | Path, net: PolicyNet, contract: str, config: dict[str, Any],

@@ -1,10 +1,11 @@
 """The compiled greedy pass (``vector.jit.policy.greedy_actions`` on ``nn.flat_policy``) against torch and against
-its own definition: the legal actions' logits summed term by term, the illegal ones -inf, the first legal argmax
-and the near-tie flag."""
+its own definition: the legal actions' logits summed term by term with fused multiply-adds, the illegal ones -inf,
+the first legal argmax and the near-tie flag."""
 
 from __future__ import annotations
 
 import copy
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -44,9 +45,48 @@ def _kernel(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray) -> 
     return logits, best, near
 
 
-def _sequential(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def _fma32(a: np.float32, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float32 ``a * b + c`` rounded once (a fused multiply-add), elementwise. The product is exact in float64; the
+    float64 sum's rounding error (TwoSum) settles the sums that float64 rounds onto a float32 midpoint."""
+    p = np.float64(a) * b.astype(np.float64)
+    c64 = c.astype(np.float64)
+    s = p + c64
+    t = s - p
+    err = (p - (s - t)) + (c64 - t)
+    r = s.astype(np.float32)
+    d = s - r.astype(np.float64)  # from s's float32 rounding to s
+    away = np.nextafter(r, np.where(d > 0, np.inf, -np.inf).astype(np.float32))
+    midpoint = (d != 0) & (away.astype(np.float64) - s == d)
+    return np.where(midpoint & (err != 0) & (np.sign(err) == np.sign(d)), away, r)
+
+
+def _round32(q: Fraction) -> np.float32:
+    """The float32 nearest the rational ``q``, ties to the even one."""
+    r = np.float32(float(q))
+    near = [np.nextafter(r, np.float32(-np.inf)), r, np.nextafter(r, np.float32(np.inf))]
+    return min(near, key=lambda v: (abs(Fraction(float(v)) - q), int(np.array(v).view(np.int32)) & 1))
+
+
+def test_fma32_rounds_once() -> None:
+    """The reference's fused multiply-add is the exact ``a * b + c`` rounded once to float32: on random values, and
+    where float64 rounds the sum onto a float32 midpoint (rounding the product first, or the float64 sum, would
+    give the other neighbour)."""
+    a, b, c = np.float32(1 + 2**-18), np.float32(2**-24 * (1 - 2**-18)), np.float32(1 + 2**-23)
+    assert _fma32(a, np.array([b]), np.array([c]))[0] == c
+    assert np.float32(a * b) + c == np.float32(1 + 2**-22) == np.float32(np.float64(a) * np.float64(b) + np.float64(c))
+    rng = np.random.default_rng(0)
+    x, y, z = (rng.standard_normal(3000).astype(np.float32) for _ in range(3))
+    got = _fma32(np.float32(1), x * y, z)  # x * y is not exact in float32: the first argument carries it below
+    for u, v, w in zip(x, y, z, strict=True):
+        want = _round32(Fraction(float(u)) * Fraction(float(v)) + Fraction(float(w)))
+        assert _fma32(u, np.array([v]), np.array([w]))[0] == want
+    assert got.dtype == np.float32
+
+
+def _sequential(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray, fused: bool = True) -> np.ndarray:
     """The logits of the legal actions (-inf elsewhere) of a network without a card head, each layer's sums taken
-    in float32 term by term: its bias, then ``x[c] * w[c]`` for each non-zero input c, ascending."""
+    in float32 term by term: its bias, then ``x[c] * w[c]`` for each non-zero input c, ascending, fused into the
+    sum (:func:`_fma32`) or, with ``fused`` False, rounded before it is added."""
     weights, layout = flat[0], flat[1]
     out = np.full(mask.shape, -np.inf, np.float32)
     for i in range(len(obs)):
@@ -55,7 +95,7 @@ def _sequential(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray)
             w = weights[off : off + n_in * n_out].reshape(n_in, n_out)
             y = weights[off + n_in * n_out : off + n_in * n_out + n_out].copy()
             for c in np.flatnonzero(x):
-                y = y + x[c] * w[c]
+                y = _fma32(x[c], w[c], y) if fused else y + x[c] * w[c]
             x = np.maximum(y, np.float32(0.0)) if k < len(layout) - 1 else y
         legal = mask[i] != 0
         out[i, legal] = x[legal]
@@ -186,6 +226,33 @@ def test_no_legal_action_gives_minus_one() -> None:
     assert best[0] == -1 and np.all(logits[0] == -np.inf) and best[1] >= 0
 
 
+def test_greedy_choices_take_near_ties_again_in_float64() -> None:
+    """``nn.greedy_choices``: where two legal logits of 16 differ by 2**-22, the float32 pass rounds them to a tie (the
+    first action) and flags the row; the float64 sums choose the second, and so does ``greedy_choices``. A row
+    without a near tie keeps the float32 choice; the logits are the float32 pass's."""
+    from barbu_env.agents.neural import TIE as AGENT_TIE
+    from barbu_env.nn import OBS_SIZE, compiled_greedy, greedy_choices
+
+    net = PolicyNet(hidden=()).eval()
+    with torch.no_grad():
+        net.policy.weight.zero_()
+        net.policy.bias.zero_()
+        net.policy.bias[[3, 5]] = 16.0
+        net.policy.weight[5, 0] = 2.0**-22
+        net.policy.bias[7] = 1.0
+    flat = flat_policy(net)
+    obs = np.zeros((2, OBS_SIZE), np.float32)
+    obs[:, 0] = 1.0
+    mask = np.zeros((2, net.num_actions), np.int8)
+    mask[0, [3, 5]] = 1
+    mask[1, [3, 7]] = 1
+    best32, near, logits = compiled_greedy(flat, obs, mask, AGENT_TIE)
+    assert best32.tolist() == [3, 3] and near.tolist() == [True, False] and logits[0, 3] == logits[0, 5] == 16.0
+    best, got = greedy_choices(flat, obs, mask, AGENT_TIE)
+    assert best.tolist() == [5, 3]
+    np.testing.assert_array_equal(got, logits)
+
+
 def test_shipped_networks_stay_well_inside_the_tie_band() -> None:
     """On the shipped networks of the seven contracts the float32 pass's logits differ from the float64 pass's
     (the reference ``NeuralAgent.card_actions`` redoes near ties with) by under a tenth of ``agents.neural.TIE``
@@ -219,9 +286,9 @@ def test_shipped_networks_stay_well_inside_the_tie_band() -> None:
 def test_sparse_first_layer_is_the_dense_layer(states, permute: bool) -> None:
     """``nn.sparse_linear`` (the first layer of training and inference, by the kernels of ``vector.jit.linear``)
     gives ``layer(x[:, cols])``'s output and its gradients for the weight, the bias and the input to float32
-    rounding, with a suit relabelling's column gather and without; its sums are those of the compiled pass's
-    first layer bit for bit; a call after a fused optimizer step (which leaves the weights' version as it was)
-    reads the new weights."""
+    rounding, with a suit relabelling's column gather and without; its sums are bit for bit those of the compiled
+    pass's first layer without the fused multiply-adds (each product rounded, then added, in the same order); a
+    call after a fused optimizer step (which leaves the weights' version as it was) reads the new weights."""
     from barbu_env.nn import sparse_linear
     from training.augment import obs_index
 
@@ -244,7 +311,8 @@ def test_sparse_first_layer_is_the_dense_layer(states, permute: bool) -> None:
         np.testing.assert_allclose(a.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
     if cols is None:
         legal = mask.astype(bool)
-        np.testing.assert_array_equal(got.detach().numpy()[legal], _sequential(flat_policy(net), obs, mask)[legal])
+        unfused = _sequential(flat_policy(net), obs, mask, False)
+        np.testing.assert_array_equal(got.detach().numpy()[legal], unfused[legal])
     torch.optim.Adam(layer.parameters(), lr=0.1, fused=True).step()  # in place, the weights' version unchanged
     with torch.no_grad():
         np.testing.assert_allclose(sparse_linear(layer, x, cols).numpy(), layer(x if cols is None else x[:, cols]),

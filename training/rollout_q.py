@@ -69,7 +69,8 @@ from tqdm import tqdm
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
-from barbu_env.nn import PolicyNet, compiled_greedy, flat_policy, save_checkpoint
+from barbu_env.agents.neural import TIE
+from barbu_env.nn import PolicyNet, flat_policy, greedy_choices, save_checkpoint
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.core import COLUMNS
@@ -225,7 +226,7 @@ class RolloutQConfig(CommonConfig):
 # ---------------------------------------------------------------------------- play and label
 class LearnerPolicy:
     """The playout policy of ``rollout: learner`` (a ``vector.policy_rollout.CardPolicy``): a frozen copy of the
-    learner, greedy by the compiled pass (``vector.jit.greedy_actions``, near ties as it breaks them), its
+    learner, greedy by the compiled pass (``nn.greedy_choices``: near ties taken again in float64), its
     observations' ``available`` block set as the learner's are (Trumps, Fantan: ``fixed_contract_patch``)."""
 
     def __init__(self, contract: str, rules: Rules) -> None:
@@ -245,8 +246,7 @@ class LearnerPolicy:
         if self.available is not None:
             obs = np.array(obs, np.float32)
             obs[:, self.block] = self.available
-        best, _, logits = compiled_greedy(self.flat, obs, mask, 0.0)
-        return best, logits
+        return greedy_choices(self.flat, obs, mask, TIE)
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return self._pass(obs, mask)[0]

@@ -35,7 +35,8 @@ from ..observation import encode
 from ..options import as_bool
 from .base import Agent
 
-#: Relative gap under which :meth:`NeuralAgent.card_actions` takes a choice again from the network's sums in float64:
+#: Relative gap under which a choice of the compiled pass is taken again from the network's sums in float64
+#: (``nn.greedy_choices``, which :meth:`NeuralAgent.card_actions` and the trainers' playouts use):
 #: 20 times the largest gap measured between the float32 pass's logits and the float64 ones on the shipped networks
 #: (2.2e-7 of ``1 + |largest logit|``; ``tests/test_policy_kernel.py`` checks it stays under a tenth of this).
 TIE = 4e-6
@@ -62,7 +63,7 @@ class NeuralAgent(Agent):
         super().__init__(seed)
         import torch
 
-        from ..nn import compiled_greedy, flat_policy, load_checkpoint
+        from ..nn import flat_policy, greedy_choices, load_checkpoint
         from . import make
 
         if not isinstance(fallback, str):
@@ -85,7 +86,7 @@ class NeuralAgent(Agent):
             self.meta[ckpt["contract"]] = ckpt.get("meta", {})
         #: Per contract its network as :meth:`card_actions`' compiled pass reads it; the pass itself.
         self._flat = {c: flat_policy(net) for c, net in self.nets.items()}
-        self._compiled_greedy = compiled_greedy
+        self._greedy_choices = greedy_choices
         try:
             self.fallback = make(fallback, seed=seed)
         except ValueError as e:
@@ -158,12 +159,7 @@ class NeuralAgent(Agent):
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         self._check(self._net(contract), obs, mask)
-        flat = self._flat[contract]
-        best, near, _ = self._compiled_greedy(flat, obs, mask, TIE)
-        if near.any():
-            rows = np.flatnonzero(near)
-            best[rows] = self._compiled_greedy(flat, obs[rows], mask[rows], 0.0, np.float64)[0]
-        return best
+        return self._greedy_choices(self._flat[contract], obs, mask, TIE)[0]
 
     def _bidding_role(self, phase: int) -> str | None:
         """The bidding network's role that takes a decision of ``phase``, or None."""

@@ -4,12 +4,13 @@ policy head over a batch of observations, skipping zero inputs).
 An observation row holds about 130 non-zero entries of 1228 and most hidden units are zero after a ReLU, so
 each layer adds up only the weight rows of its non-zero inputs, listed once per row without a branch per entry
 (:func:`_nonzero`, :func:`_positive`). Every sum is taken term by term in the type of the observations and logits
-(float32, or float64 with float64 observations): the bias first, then the inputs in ascending order
-(:func:`_add_rows` adds four weight rows per pass over the outputs, each output's sum still in that order; no
-``fastmath``). The sums are those of a dense forward pass up to that type's rounding; callers that need the
-float64 choices redo in float64 the rows :func:`greedy_actions` flags as near ties
-(``agents.neural.NeuralAgent.card_actions``). The policy layer is summed for the legal actions only: the logits
-of the illegal ones are not computed and left at -inf (no caller reads them).
+(float32, or float64 with float64 observations): the bias first, then the inputs in ascending order, each product
+fused into the sum with one rounding (a fused multiply-add: ``fastmath``'s ``contract`` flag and no other, which
+made the batched pass 10-15% faster on the shipped networks, docs/BENCHMARKS.md). :func:`_add_rows` adds
+four weight rows per pass over a layer's outputs, each output's sum still in that order. The sums are those of a
+dense forward pass up to that type's rounding; ``nn.greedy_choices`` redoes in float64 the rows
+:func:`greedy_actions` flags as near ties, so its choices are the float64 network's. The logits of the illegal
+actions come out as -inf (no caller reads them).
 
 The network travels as two arrays: ``weights`` (per layer its transposed weight ``[n_in, n_out]`` then its
 bias; float32, or uint16 holding float16 bits, which :func:`_f32` widens exactly, so the sums are the same and the
@@ -33,13 +34,16 @@ from numba import types
 from numba.extending import intrinsic
 
 from ...observation import BLOCKS
-from .common import helper
+from .common import helper, kernel
 
 _HAND, _UNSEEN, _TRICK, _LEADER = (BLOCKS[b][0] for b in ("hand", "unseen", "trick", "leader"))
 _TRUMP, _VOID, _FANTAN = (BLOCKS[b][0] for b in ("trump", "void", "fantan_playable"))
 #: Features per card (``len(nn.CARD_FEATURES)``).
 _F = 17
 
+
+#: The decorator of the functions that sum products: fused multiply-adds (the only ``fastmath`` flag).
+fused = kernel(fastmath={"contract"})
 
 #: Scratch entries of :func:`_trick_state`.
 _S = 24
@@ -143,10 +147,11 @@ def _widen(typingctx: Any, w: Any) -> Any:
 _f32 = cast(Callable[[Any], np.float32], intrinsic(_widen))
 
 
-@helper
+@fused
 def _add_rows(w: np.ndarray, x: np.ndarray, idx: np.ndarray, m: int, y: np.ndarray) -> None:
-    """``y`` += ``x[c] * w[c]`` for c in ``idx[:m]``, added in that order (float32; ``w`` float32 or float16 bits,
-    :func:`_f32`); four weight rows per pass over ``y``, each entry's sum still taken term by term."""
+    """``y`` += ``x[c] * w[c]`` for c in ``idx[:m]``, added in that order, each product fused into the sum (one
+    rounding per term; float32; ``w`` float32 or float16 bits, :func:`_f32`); four weight rows per pass over ``y``,
+    each entry's sum still taken term by term."""
     n = y.shape[0]
     t = 0
     while t + 4 <= m:
@@ -163,14 +168,15 @@ def _add_rows(w: np.ndarray, x: np.ndarray, idx: np.ndarray, m: int, y: np.ndarr
         t += 1
 
 
-@helper
+@fused
 def _forward(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int, weights: np.ndarray,
              layout: np.ndarray, acc: np.ndarray, idx: np.ndarray, out: np.ndarray) -> int:  # fmt: skip
     """``out[i, j]`` ([n, A], the type of ``obs``) for every legal action j of row i: its policy logit; the other
     entries -inf. ``nzx[:m]``: the positions of the non-zero entries of ``obs[i]``, ascending; ``acc`` ([2, widest
     layer], the same type): hidden layer k's output goes to ``acc[k % 2]``; ``idx`` (int64 [widest layer]): the
     positions of a hidden layer's positive outputs, those of the trunk's output on return (with hidden layers);
-    returns how many inputs the policy layer has that are not zero."""
+    returns how many inputs the policy layer has that are not zero. Every layer adds its inputs' weight rows over
+    all its outputs at once (:func:`_add_rows`: independent sums, which vectorise), the policy layer too."""
     n_layers = layout.shape[0]
     x = obs[i]
     nz, li = m, nzx
@@ -178,34 +184,30 @@ def _forward(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int,
         off, n_in, n_out = layout[k, 0], layout[k, 1], layout[k, 2]
         w = weights[off : off + n_in * n_out].reshape((n_in, n_out))  # 2-D: the inner loops vectorise
         bias = weights[off + n_in * n_out : off + n_in * n_out + n_out]
+        y = acc[k % 2, :n_out] if k < n_layers - 1 else out[i]
+        for j in range(n_out):
+            y[j] = _f32(bias[j])
+        _add_rows(w, x, li, nz, y)
         if k < n_layers - 1:
-            y = acc[k % 2, :n_out]
-            for j in range(n_out):
-                y[j] = _f32(bias[j])
-            _add_rows(w, x, li, nz, y)
             x, li = y, idx
             nz = _positive(y, idx)
-            continue
-        row = out[i]  # the policy layer: the legal actions' sums only
-        for j in range(n_out):
-            if mask[i, j]:
-                s = _f32(bias[j])
-                for t in range(nz):
-                    s += x[li[t]] * _f32(w[li[t], j])
-                row[j] = s
-            else:
-                row[j] = -np.inf
+    for j in range(out.shape[1]):
+        if not mask[i, j]:
+            out[i, j] = -np.inf
     return nz
 
 
-@helper
+@fused
 def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: int, z: np.ndarray, zi: np.ndarray,
                nz: int, card: np.ndarray, sizes: np.ndarray, f: np.ndarray, fi: np.ndarray, s: np.ndarray,
-               h0: np.ndarray, h: np.ndarray, out: np.ndarray) -> None:  # fmt: skip
+               h0: np.ndarray, h: np.ndarray, hidden: np.ndarray, cards: np.ndarray, score: np.ndarray,
+               out: np.ndarray) -> None:  # fmt: skip
     """Add the card head's score to ``out[i, c]`` for every legal card c of row i (``nzx[:m]``: the positions of the
     non-zero entries of ``obs[i]``; ``z``: the trunk's output, ``zi[:nz]`` the positions of its non-zero entries,
-    both ascending; ``f``, ``h0``, ``h``: scratch of the type of ``out``, ``fi``: int64 [17], ``s``: float32 [_S]
-    scratch)."""
+    both ascending; scratch: ``f``, ``h0``, ``h`` ([k]), ``hidden`` ([k, 52]) and ``score`` ([52]) of the type of
+    ``out``, ``fi``: int64 [17], ``cards``: int64 [52], ``s``: float32 [_S]). Each legal card's hidden units go to
+    a column of ``hidden``; the output layer then sums every card's units at once, unit by unit (each card's sum
+    in its units' order)."""
     width, k, nf = sizes[0], sizes[1], sizes[2]
     ws = card[: width * k].reshape((width, k))
     o = width * k
@@ -225,6 +227,7 @@ def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: in
     _add_rows(ws, z, zi, nz, h0)
     x = obs[i]
     _trick_state(x, nzx, m, s)
+    n = 0
     for c in range(52):
         if mask[i, c]:
             _card_features(x, np.float32(mask[i, c]), c, s, f)
@@ -232,10 +235,18 @@ def _card_head(obs: np.ndarray, mask: np.ndarray, i: int, nzx: np.ndarray, m: in
             for j in range(k):
                 h[j] = h0[j] + ic[j]
             _add_rows(wc, f, fi, _nonzero(f, fi), h)
-            score = bo
-            for j in range(k):  # a ReLU unit at 0 adds a zero: the sum of the positive units, in order
-                score += max(h[j], np.float32(0.0)) * wo[j]
-            out[i, c] += score
+            for j in range(k):
+                hidden[j, n] = max(h[j], np.float32(0.0))
+            cards[n] = c
+            n += 1
+    for t in range(n):
+        score[t] = bo
+    for j in range(k):  # a ReLU unit at 0 adds a zero: the sum of the positive units, in order
+        wj, hj = wo[j], hidden[j]
+        for t in range(n):
+            score[t] += hj[t] * wj
+    for t in range(n):
+        out[i, cards[t]] += score[t]
 
 
 @helper
@@ -243,7 +254,7 @@ def greedy_actions(obs: np.ndarray, mask: np.ndarray, weights: np.ndarray, layou
                    card_sizes: np.ndarray, tie: float, logits: np.ndarray, best: np.ndarray,
                    near: np.ndarray) -> None:  # fmt: skip
     """For each row i of ``obs`` (float32 or float64 [n, OBS_SIZE]) and ``mask`` (int8 [n, A]): ``logits[i]`` (the type
-    of ``obs``, [n, A]) the network's logits of the legal actions (the illegal ones are not computed: -inf),
+    of ``obs``, [n, A]) the network's logits of the legal actions (the illegal ones -inf),
     ``best[i]`` the first legal action of the largest logit (-1 where none is legal) and ``near[i]`` whether the two
     largest legal logits lie within ``tie * (1 + |largest|)`` (compared in float64)."""
     n_layers = layout.shape[0]
@@ -259,14 +270,18 @@ def greedy_actions(obs: np.ndarray, mask: np.ndarray, weights: np.ndarray, layou
     s = np.empty(_S, np.float32)
     h0 = np.empty(k, logits.dtype)
     h = np.empty(k, logits.dtype)
+    hidden = np.empty((k, 52), logits.dtype)
+    cards = np.empty(52, np.int64)
+    score = np.empty(52, logits.dtype)
     for i in range(obs.shape[0]):
         m = _nonzero(obs[i], nzx)
         nz = _forward(obs, mask, i, nzx, m, weights, layout, acc, idx, logits)
         if card.size:  # the trunk's output: the last hidden layer's (acc[n_layers % 2]), or the observation
             if n_layers > 1:
-                _card_head(obs, mask, i, nzx, m, acc[n_layers % 2], idx, nz, card, card_sizes, f, fi, s, h0, h, logits)
+                z, zi = acc[n_layers % 2], idx
             else:
-                _card_head(obs, mask, i, nzx, m, obs[i], nzx, nz, card, card_sizes, f, fi, s, h0, h, logits)
+                z, zi = obs[i], nzx
+            _card_head(obs, mask, i, nzx, m, z, zi, nz, card, card_sizes, f, fi, s, h0, h, hidden, cards, score, logits)
         top, second, arg = -np.inf, -np.inf, -1
         for j in range(mask.shape[1]):
             if mask[i, j]:
