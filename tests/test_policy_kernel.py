@@ -83,10 +83,10 @@ def test_fma32_rounds_once() -> None:
     assert got.dtype == np.float32
 
 
-def _sequential(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray, fused: bool = True) -> np.ndarray:
+def _sequential(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The logits of the legal actions (-inf elsewhere) of a network without a card head, each layer's sums taken
-    in float32 term by term: its bias, then ``x[c] * w[c]`` for each non-zero input c, ascending, fused into the
-    sum (:func:`_fma32`) or, with ``fused`` False, rounded before it is added."""
+    in float32 term by term: its bias, then ``x[c] * w[c]`` fused into the sum (:func:`_fma32`) for each non-zero
+    input c, ascending."""
     weights, layout = flat[0], flat[1]
     out = np.full(mask.shape, -np.inf, np.float32)
     for i in range(len(obs)):
@@ -95,7 +95,7 @@ def _sequential(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray,
             w = weights[off : off + n_in * n_out].reshape(n_in, n_out)
             y = weights[off + n_in * n_out : off + n_in * n_out + n_out].copy()
             for c in np.flatnonzero(x):
-                y = _fma32(x[c], w[c], y) if fused else y + x[c] * w[c]
+                y = _fma32(x[c], w[c], y)
             x = np.maximum(y, np.float32(0.0)) if k < len(layout) - 1 else y
         legal = mask[i] != 0
         out[i, legal] = x[legal]
@@ -286,9 +286,9 @@ def test_shipped_networks_stay_well_inside_the_tie_band() -> None:
 def test_sparse_first_layer_is_the_dense_layer(states, permute: bool) -> None:
     """``nn.sparse_linear`` (the first layer of training and inference, by the kernels of ``vector.jit.linear``)
     gives ``layer(x[:, cols])``'s output and its gradients for the weight, the bias and the input to float32
-    rounding, with a suit relabelling's column gather and without; its sums are bit for bit those of the compiled
-    pass's first layer without the fused multiply-adds (each product rounded, then added, in the same order); a
-    call after a fused optimizer step (which leaves the weights' version as it was) reads the new weights."""
+    rounding, with a suit relabelling's column gather and without; its sums are those of the compiled pass's first
+    layer bit for bit; a call after a fused optimizer step (which leaves the weights' version as it was) reads the
+    new weights."""
     from barbu_env.nn import sparse_linear
     from training.augment import obs_index
 
@@ -311,8 +311,7 @@ def test_sparse_first_layer_is_the_dense_layer(states, permute: bool) -> None:
         np.testing.assert_allclose(a.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
     if cols is None:
         legal = mask.astype(bool)
-        unfused = _sequential(flat_policy(net), obs, mask, False)
-        np.testing.assert_array_equal(got.detach().numpy()[legal], unfused[legal])
+        np.testing.assert_array_equal(got.detach().numpy()[legal], _sequential(flat_policy(net), obs, mask)[legal])
     torch.optim.Adam(layer.parameters(), lr=0.1, fused=True).step()  # in place, the weights' version unchanged
     with torch.no_grad():
         np.testing.assert_allclose(sparse_linear(layer, x, cols).numpy(), layer(x if cols is None else x[:, cols]),

@@ -3,11 +3,11 @@ first layer (``barbu_env.nn.sparse_linear``), which reads the observation.
 
 An observation row holds about 100-130 non-zero entries of 1228, so both passes visit the non-zero entries of
 each row only: the forward adds the transposed weight's rows of a row's non-zero inputs to the bias
-(:func:`_add_rows`, in ascending input order, float32), and the weight gradient adds ``x[r, k] * g[r]`` to row k of
-the transposed gradient for every row r in order and each of its non-zero inputs k. Input k of the layer is column
-``cols[k]`` of ``x`` (a gather the caller would otherwise make, e.g. a suit relabelling). No ``fastmath``: unlike
-the inference pass (:mod:`.policy`, fused multiply-adds), each product is rounded before it is added, so training
-takes the sums the shipped files were trained with and their commands still give their weights.
+(:func:`.policy._add_rows`: in ascending input order, float32, each product fused into the sum: the sums of
+:func:`.policy.greedy_actions`' first layer), and the weight gradient adds ``x[r, k] * g[r]`` to row k of the
+transposed gradient for every row r in order and each of its non-zero inputs k. Input k of the layer is column
+``cols[k]`` of ``x`` (a gather the caller would otherwise make, e.g. a suit relabelling). No other ``fastmath``
+flag: the results depend on the inputs only (and on whether the CPU has fused multiply-adds).
 """
 
 from __future__ import annotations
@@ -15,26 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import helper, kernel
-
-
-@helper
-def _add_rows(wt: np.ndarray, v: np.ndarray, idx: np.ndarray, m: int, y: np.ndarray) -> None:
-    """``y`` += ``v[k] * wt[k]`` for k in ``idx[:m]``, added in that order (float32); four rows of ``wt`` per pass
-    over ``y``, each entry's sum still taken term by term."""
-    n = y.shape[0]
-    t = 0
-    while t + 4 <= m:
-        k0, k1, k2, k3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
-        v0, v1, v2, v3 = v[k0], v[k1], v[k2], v[k3]
-        r0, r1, r2, r3 = wt[k0], wt[k1], wt[k2], wt[k3]
-        for j in range(n):
-            y[j] = (((y[j] + v0 * r0[j]) + v1 * r1[j]) + v2 * r2[j]) + v3 * r3[j]
-        t += 4
-    while t < m:
-        e, r = v[idx[t]], wt[idx[t]]
-        for j in range(n):
-            y[j] += e * r[j]
-        t += 1
+from .policy import _add_rows
 
 
 @helper
