@@ -41,6 +41,7 @@ import torch
 from torch import nn
 
 from .actions import NUM_ACTIONS
+from .agents.neural import TIE
 from .contracts import CONTRACT_NAMES
 from .env import raw_env
 from .observation import BLOCKS, OBS_SIZE
@@ -303,9 +304,9 @@ def compiled_greedy(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndar
 
 
 def greedy_choices(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray,
-                   tie: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+                   tie: float = TIE) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """``(choices int64 [n], logits float32 [n, A])``: :func:`compiled_greedy`'s first legal argmax of each row, taken
-    again from the float64 sums where its two best legal logits lie within ``tie`` (relative; callers pass
+    again from the float64 sums where its two best legal logits lie within ``tie`` (relative; default
     ``agents.neural.TIE``), and its float32 logits. So each choice is the float64 network's, whatever the float32
     pass's rounding (it fuses multiply-adds where the CPU can) and whatever else is in the batch."""
     best, near, logits = compiled_greedy(flat, obs, mask, tie)

@@ -26,7 +26,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from barbu_env.agents.neural import TIE
 from barbu_env.nn import PolicyNet, flat_policy, greedy_choices, load_checkpoint, save_checkpoint
 from barbu_env.rules import Rules
 from barbu_env.vector import VectorDeals, random_actions
@@ -70,7 +69,7 @@ def card_decisions(
                 o, m = obs[rows].copy(), mask[rows].copy()
                 yield o, m
                 who = rng.integers(3, size=len(o))  # 0: the network, 1: the heuristic, 2: random
-                chosen = np.where(who == 0, greedy_choices(flat, o, m, TIE)[0], actions[rows])
+                chosen = np.where(who == 0, greedy_choices(flat, o, m)[0], actions[rows])
                 actions[rows] = np.where(who == 2, random_actions(m, rng), chosen)
             _, done = v.step(actions)
             dealt += int(done.sum())

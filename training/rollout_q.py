@@ -69,7 +69,6 @@ from tqdm import tqdm
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
-from barbu_env.agents.neural import TIE
 from barbu_env.nn import PolicyNet, flat_policy, greedy_choices, save_checkpoint
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
@@ -246,7 +245,7 @@ class LearnerPolicy:
         if self.available is not None:
             obs = np.array(obs, np.float32)
             obs[:, self.block] = self.available
-        return greedy_choices(self.flat, obs, mask, TIE)
+        return greedy_choices(self.flat, obs, mask)
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return self._pass(obs, mask)[0]

@@ -159,7 +159,7 @@ class NeuralAgent(Agent):
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         self._check(self._net(contract), obs, mask)
-        return self._greedy_choices(self._flat[contract], obs, mask, TIE)[0]
+        return self._greedy_choices(self._flat[contract], obs, mask)[0]
 
     def _bidding_role(self, phase: int) -> str | None:
         """The bidding network's role that takes a decision of ``phase``, or None."""
