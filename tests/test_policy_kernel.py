@@ -67,6 +67,11 @@ def _round32(q: Fraction) -> np.float32:
     return min(near, key=lambda v: (abs(Fraction(float(v)) - q), int(np.array(v).view(np.int32)) & 1))
 
 
+def _exact32(a: np.float32, b: np.float32, c: np.float32) -> np.float32:
+    """The exact ``a * b + c`` rounded once to float32."""
+    return _round32(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)))
+
+
 def test_fma32_rounds_once() -> None:
     """The reference's fused multiply-add is the exact ``a * b + c`` rounded once to float32: on random values, and
     where float64 rounds the sum onto a float32 midpoint (rounding the product first, or the float64 sum, would
@@ -76,11 +81,11 @@ def test_fma32_rounds_once() -> None:
     assert np.float32(a * b) + c == np.float32(1 + 2**-22) == np.float32(np.float64(a) * np.float64(b) + np.float64(c))
     rng = np.random.default_rng(0)
     x, y, z = (rng.standard_normal(3000).astype(np.float32) for _ in range(3))
-    got = _fma32(np.float32(1), x * y, z)  # x * y is not exact in float32: the first argument carries it below
-    for u, v, w in zip(x, y, z, strict=True):
-        want = _round32(Fraction(float(u)) * Fraction(float(v)) + Fraction(float(w)))
-        assert _fma32(u, np.array([v]), np.array([w]))[0] == want
+    got = _fma32(x[0], y, z)  # one multiplier over whole rows, as the layers use it
     assert got.dtype == np.float32
+    for u, v, w, g in zip(x, y, z, got, strict=True):
+        assert _fma32(u, np.array([v]), np.array([w]))[0] == _exact32(u, v, w)
+        assert g == _exact32(x[0], v, w)
 
 
 def _sequential(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
