@@ -59,3 +59,13 @@ def test_a_row_not_installed_has_no_median_and_no_ratio(monkeypatch, capsys) -> 
 def test_repeat_must_be_positive() -> None:
     with pytest.raises(SystemExit):
         benchmark.main(["--rows", "pimc-16", "--repeat", "0"])
+
+
+def test_the_batched_rows_are_also_compared_with_each_other(monkeypatch, capsys) -> None:
+    monkeypatch.setitem(benchmark.RUNNERS, "nn-batched", _readings([8000.0]))
+    monkeypatch.setitem(benchmark.RUNNERS, "pimc-16", _readings([50.0]))
+    monkeypatch.setitem(benchmark.RUNNERS, "pimc-16-batched", _readings([100.0]))
+    benchmark.main(["--rows", "nn-batched", "pimc-16", "pimc-16-batched", "--seconds", "0"])
+    lines = capsys.readouterr().out.splitlines()
+    row = {s.split()[2]: s.split()[3:] for s in lines if s.startswith("nn-batched / ")}
+    assert row == {"pimc-16": ["160.00", "100.0", "yes"], "pimc-16-batched": ["80.00", "100.0", "no"]}
