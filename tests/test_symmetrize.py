@@ -95,3 +95,36 @@ def test_shuffled_regroups_every_row_once_in_minibatches() -> None:
     again = list(symmetrize.shuffled(iter(chunks), 20, 8, np.random.default_rng(0)))
     assert all(np.array_equal(a[0], b[0]) for a, b in zip(out, again, strict=True))
     assert list(symmetrize.shuffled(iter(chunks), 0, 8, np.random.default_rng(0))) == chunks
+
+
+def test_the_ensemble_target_is_the_mean_of_each_networks_centred_symmetrised_logits() -> None:
+    """One network: its centred symmetrised logits (the self-distillation target); several: their mean, so a network
+    whose logits are all shifted by a constant weighs the same."""
+    a, b = _net(2), _net(3)
+    views = suit_gathers("no_queens")
+    obs, mask = _states(a, "no_queens", 5)
+    count = mask.sum(1, keepdim=True)
+    one = [centred(symmetrize.symmetrised_logits(n, obs, mask, views), mask, count) for n in (a, b)]
+    assert torch.allclose(symmetrize.ensemble_target([a], obs, mask, views), one[0])
+    assert torch.allclose(symmetrize.ensemble_target([a, b], obs, mask, views), (one[0] + one[1]) / 2, atol=1e-6)
+    shifted = _net(3)
+    with torch.no_grad():
+        shifted.policy.bias += 5.0
+    assert torch.allclose(symmetrize.ensemble_target([a, shifted], obs, mask, views), (one[0] + one[1]) / 2, atol=1e-5)
+
+
+def test_symmetrize_with_other_networks_records_them_and_refuses_another_contract(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    src, other, wrong = tmp_path / "src.pt", tmp_path / "other.pt", tmp_path / "wrong.pt"
+    save_checkpoint(src, _net(), "no_king", {}, {})
+    other_net = PolicyNet(hidden=(24,), card_hidden=4)
+    save_checkpoint(other, other_net, "no_king", {}, {})
+    save_checkpoint(wrong, _net(), "no_queens", {}, {})
+    symmetrize.main([str(tmp_path / "out.pt"), str(src), "--games", "6", "--ensemble", str(other)])
+    net, ckpt = load_checkpoint(tmp_path / "out.pt")
+    (entry,) = ckpt["meta"]["symmetrized"]["ensemble"]
+    assert entry["file"] == str(other) and len(entry["sha256"]) == 64 and list(net.hidden) == [32, 16]
+    assert "with 1 other network" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        symmetrize.main([str(tmp_path / "bad.pt"), str(src), "--ensemble", str(wrong)])
+    assert "'no_queens'" in capsys.readouterr().err and not (tmp_path / "bad.pt").exists()
