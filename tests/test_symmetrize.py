@@ -65,6 +65,29 @@ def test_distillation_brings_the_network_towards_its_ensemble() -> None:
     assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), _net(1).state_dict().values(), strict=True))
 
 
+def test_held_out_loss_is_measured_and_keep_best_returns_the_lowest() -> None:
+    """The held-out loss is taken at the start, every ``check_every`` minibatches and at the end, on deals of
+    another seed; ``keep="best"`` returns the student as it was at its lowest: the source itself when a far too
+    large step size only makes it worse, where ``keep="last"`` returns the worse network."""
+    net = _net(2)
+    kw = {"games": 40, "lr": 0.5, "seed": 3, "buffer": 200, "holdout": 6, "check_every": 2}
+    last, s_last = symmetrize.distil(net, "no_queens", keep="last", **kw)
+    best, s_best = symmetrize.distil(net, "no_queens", keep="best", **kw)
+    checks = s_last["holdout"]
+    assert checks[0][0] == 0 and checks[-1][0] == s_last["minibatches"] and len(checks) >= 3
+    assert [c[0] for c in checks[1:-1]] == list(range(2, s_last["minibatches"], 2))[: len(checks) - 2]
+    assert s_best["holdout"] == checks and s_last["kept"] == s_last["minibatches"]
+    held = symmetrize.Holdout([net], "no_queens", 6, 4, ("off",), suit_gathers("no_queens"))
+    assert len(held.obs) == s_last["holdout_states"] > 0
+    assert held.loss(net) == pytest.approx(checks[0][1], rel=1e-5)
+    lowest = min(range(len(checks)), key=lambda k: checks[k][1])
+    assert s_best["kept"] == checks[lowest][0]
+    assert held.loss(best) == pytest.approx(checks[lowest][1], rel=1e-5) and held.loss(best) <= held.loss(last)
+    assert checks[-1][1] > checks[0][1]  # the step size is far too large: the last network is the worse
+    with pytest.raises(ValueError, match="keep must be one of"):
+        symmetrize.distil(net, "no_queens", keep="first", **kw)
+
+
 def test_symmetrize_writes_the_network_and_records_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "src.pt"
     save_checkpoint(src, _net(), "no_king", {"lr": 0.1}, {"states": 7})
@@ -72,7 +95,8 @@ def test_symmetrize_writes_the_network_and_records_it(tmp_path: Path, capsys: py
     net, ckpt = load_checkpoint(tmp_path / "out.pt")
     info = ckpt["meta"]["symmetrized"]
     assert info["relabellings"] == 6 and info["games"] == 6 and info["lr"] == 1e-4 and info["states"] > 0
-    assert info["doublings"] == ["off"]
+    assert info["doublings"] == ["off"] and info["keep"] == "last" and info["holdout_games"] == 200
+    assert info["holdout"][0][0] == 0 and info["holdout"][-1][0] == info["minibatches"]
     assert info["meta"] == {"states": 7} and ckpt["config"] == {"lr": 0.1} and ckpt["contract"] == "no_king"
     assert list(net.hidden) == [32, 16]
     with pytest.raises(SystemExit):
