@@ -147,11 +147,19 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doub
     teachers = [teacher, *(o.eval() for o in others)]
     views = suit_gathers(contract)
     held = Holdout(teachers, contract, holdout, seed + 1, doublings, views)
-    checks = [[0, held.loss(student)]]
-    best = (checks[0][1], 0, copy.deepcopy(student.state_dict()))
+    checks: list[list[float]] = []
+    best: tuple[float, int, dict[str, Any]] | None = None  # keep="best": the lowest check's loss, minibatch, weights
+    losses: list[float] = []
+
+    def check() -> None:
+        nonlocal best
+        checks.append([len(losses), held.loss(student)])
+        if keep == "best" and (best is None or checks[-1][1] < best[0]):
+            best = (checks[-1][1], len(losses), copy.deepcopy(student.state_dict()))
+
+    check()
     opt = torch.optim.Adam(student.parameters(), lr=lr)
     rng = np.random.default_rng([seed, 1])
-    losses: list[float] = []
     states = 0
     bar = tqdm(desc=f"symmetrize {contract}", unit="state", mininterval=5)
     decisions = card_decisions(teacher, contract, games, seed, doublings=doublings)
@@ -168,16 +176,14 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doub
         losses.append(loss.item())
         states += len(o)
         if len(losses) % check_every == 0:
-            checks.append([len(losses), held.loss(student)])
-            if keep == "best" and checks[-1][1] < best[0]:
-                best = (checks[-1][1], len(losses), copy.deepcopy(student.state_dict()))
+            check()
         bar.update(len(o))
         bar.set_postfix(loss=f"{np.mean(losses[-100:]):.2e}", held_out=f"{checks[-1][1]:.2e}", refresh=False)
     bar.close()
     if checks[-1][0] != len(losses):
-        checks.append([len(losses), held.loss(student)])
+        check()
     kept = len(losses)
-    if keep == "best" and checks[-1][1] >= best[0]:
+    if best is not None:
         student.load_state_dict(best[2])
         kept = best[1]
     stats = {"states": states, "minibatches": len(losses), "loss_first": float(np.mean(losses[:100])),
