@@ -97,3 +97,39 @@ def test_prune_refuses_an_empty_layer_and_a_bad_file(tmp_path: Path, capsys: pyt
     with pytest.raises(SystemExit):
         prune.main([str(tmp_path / "out.pt"), str(tmp_path / "bad.pt")])
     assert "bad.pt" in capsys.readouterr().err
+
+
+def test_top_units_keeps_the_most_used_units_and_dead_ones_last() -> None:
+    """``top_units`` keeps the asked number of units per layer, never a dead unit while a live one is left out, and
+    ranks a unit whose output nothing reads (its outgoing weights zeroed) below every unit that is read."""
+    net = _net_with_dead_units()
+    with torch.no_grad():
+        prune._linears(net)[1].weight[:, 8] = 0.0  # layer 1's unit 8: live, but layer 2 never reads it
+    keep, seen = prune.top_units(net, (20, 10), prune.card_decisions(net, "no_hearts", games=20, seed=0))
+    assert seen > 100 and [int(k.sum()) for k in keep] == [20, 10]
+    assert not keep[0][:9].any() and not keep[1][:4].any()
+    small = prune.pruned(net, keep)
+    assert small.hidden == (20, 10)
+    for bad in ((20,), (0, 10), (33, 10)):
+        with pytest.raises(ValueError, match=r"give one per hidden layer of the network \[32, 16\]"):
+            prune.top_units(net, bad, [])
+
+
+def test_prune_to_given_sizes_counts_the_changed_choices(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--hidden`` drops live units too: the check's changed choices are refused beyond ``--max-changed`` and
+    recorded when allowed."""
+    src = tmp_path / "src.pt"
+    torch.manual_seed(4)
+    save_checkpoint(src, PolicyNet(hidden=(32, 16)), "no_queens", {})
+    args = [str(tmp_path / "out.pt"), str(src), "--games", "4", "--check-games", "4", "--hidden", "4", "2"]
+    with pytest.raises(SystemExit, match=r"changes the greedy choice of \d+ of \d+ check decisions \(at most 0"):
+        prune.main(args)
+    assert not (tmp_path / "out.pt").exists()
+    prune.main([*args, "--max-changed", "100000"])
+    net, ckpt = load_checkpoint(tmp_path / "out.pt")
+    info = ckpt["meta"]["pruned"]
+    assert net.hidden == (4, 2) and info["kept"] == [4, 2] and info["ranked"] and info["max_changed"] == 100000
+    assert 0 < info["check_changed"] <= info["check_decisions"]
+    with pytest.raises(SystemExit):
+        prune.main([*args[:-2], "64", "2"])
+    assert "give one per hidden layer of the network [32, 16]" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
-from training import symmetrize  # noqa: E402
+from training import prune, symmetrize  # noqa: E402
 from training.common import suit_gathers  # noqa: E402
 from training.prune import card_decisions  # noqa: E402
 from training.rollout_q import centred, centred_mse  # noqa: E402
@@ -152,3 +152,33 @@ def test_symmetrize_with_other_networks_records_them_and_refuses_another_contrac
     with pytest.raises(SystemExit):
         symmetrize.main([str(tmp_path / "bad.pt"), str(src), "--ensemble", str(wrong)])
     assert "'no_queens'" in capsys.readouterr().err and not (tmp_path / "bad.pt").exists()
+
+
+def test_a_smaller_student_starts_from_the_top_units_and_moves_towards_the_target() -> None:
+    """``hidden``: the student has those sizes, starts as the source keeping ``prune.top_units``' units, and
+    distillation brings it closer to the source's ensemble on held-out deals than where it started."""
+    net = _net(5)
+    student, stats = symmetrize.distil(net, "no_queens", games=60, lr=3e-3, seed=0, buffer=200, hidden=(12, 6),
+                                       holdout=8, check_every=5)  # fmt: skip
+    assert student.hidden == (12, 6) and net.hidden == (32, 16)
+    checks = stats["holdout"]
+    assert checks[-1][1] < checks[0][1]
+    ranked = card_decisions(net, "no_queens", symmetrize.SHRINK_GAMES, 2, doublings=("off",))
+    start = prune.pruned(net, prune.top_units(net, (12, 6), ranked)[0])
+    held = symmetrize.Holdout([net], "no_queens", 8, 1, ("off",), suit_gathers("no_queens"))
+    assert held.loss(start) == pytest.approx(checks[0][1], rel=1e-5)
+
+
+def test_mixed_decisions_alternate_the_doublings() -> None:
+    """With two doublings the steps alternate between their games (each doubling's deals as ``card_decisions``
+    plays them alone); with one they are ``card_decisions``' own."""
+    net = _net(6)
+    mixed = list(symmetrize.mixed_decisions(net, "no_king", 8, 3, ("off", "classic")))
+    off = list(card_decisions(net, "no_king", 4, 3, doublings=("off",)))
+    classic = list(card_decisions(net, "no_king", 4, 3 + 7919, doublings=("classic",)))
+    assert len(mixed) == len(off) + len(classic)
+    expect = [s for pair in zip(off, classic, strict=False) for s in pair]
+    expect += off[len(classic) :] + classic[len(off) :]
+    assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(mixed, expect, strict=True))
+    alone = list(symmetrize.mixed_decisions(net, "no_king", 4, 3, ("off",)))
+    assert all(np.array_equal(a[0], b[0]) for a, b in zip(alone, off, strict=True)) and len(alone) == len(off)

@@ -10,7 +10,11 @@ other decisions (the declarer's trump suit or Fantan rank, doubles) by the heuri
 at least one card decision of those deals. It then plays ``--check-games`` deals the same way from another seed and
 compares the two networks' greedy choices on every card decision with a choice. It refuses to write ``OUT`` when any
 differs (a dropped unit fires there: play more ``--games``). ``OUT``'s ``meta`` records the source file, its SHA-256
-and meta, the units kept and the check. The compiled pass (``barbu_env.vector.jit.policy``) skips zero inputs, so
+and meta, the units kept and the check.
+
+With ``--hidden H1 H2 ...`` it keeps that many units per layer instead, those :func:`top_units` ranks first on the
+same decisions (live units that contribute little are dropped too), and with ``--max-changed N`` it writes ``OUT``
+when at most N check decisions change. The compiled pass (``barbu_env.vector.jit.policy``) skips zero inputs, so
 the pruned network costs less per decision, roughly in proportion to the weights dropped.
 """
 
@@ -20,7 +24,7 @@ import argparse
 import hashlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -114,6 +118,42 @@ def pruned(net: PolicyNet, keep: list[np.ndarray]) -> PolicyNet:
     return out.eval()
 
 
+def check_hidden(net: PolicyNet, hidden: tuple[int, ...]) -> None:
+    """Raise ValueError unless ``hidden`` gives one size per hidden layer of ``net``, each from 1 to that layer's."""
+    if len(hidden) != len(net.hidden) or not all(0 < h <= w for h, w in zip(hidden, net.hidden, strict=True)):
+        raise ValueError(f"hidden sizes {list(hidden)}: give one per hidden layer of the network {list(net.hidden)}, "
+                         "each from 1 to that layer's size")  # fmt: skip
+
+
+def top_units(net: PolicyNet, hidden: tuple[int, ...],
+              decisions: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[list[np.ndarray], int]:  # fmt: skip
+    """``(per hidden layer k of net's trunk the hidden[k] units whose mean output over the observations of decisions
+    times the norm of the weights reading it, the next layer's or for the last layer the policy, value and card
+    heads', is largest; how many observations there were)``. Unlike dead units, dropping these can change the
+    output."""
+    check_hidden(net, hidden)
+    layers = _linears(net)
+    total = [torch.zeros(m.out_features, dtype=torch.float64) for m in layers]
+    n = 0
+    with torch.no_grad():
+        for obs, _ in decisions:
+            x = torch.from_numpy(obs)
+            n += len(obs)
+            for k, m in enumerate(layers):
+                x = torch.relu(m(x))
+                total[k] += x.sum(0, dtype=torch.float64)
+        heads = [net.policy.weight, net.value.weight]
+        if net.card_head is not None:
+            heads.append(cast(nn.Linear, net.card_head["state"]).weight)
+        readers = [m.weight for m in layers[1:]] + [torch.cat(heads)]
+        keep = []
+        for k, (t, w) in enumerate(zip(total, readers, strict=True)):
+            mark = np.zeros(len(t), bool)
+            mark[np.argsort(-(t * w.double().norm(dim=0)).numpy(), kind="stable")[: hidden[k]]] = True
+            keep.append(mark)
+    return keep, n
+
+
 def greedy_changes(a: PolicyNet, b: PolicyNet,
                    decisions: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[int, int, float]:  # fmt: skip
     """``(decisions whose greedy choice differs, decisions, largest |logit difference| over the legal actions)``
@@ -136,31 +176,41 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--games", type=int, default=20000, help="deals whose card decisions decide the units kept")
     ap.add_argument("--check-games", type=int, default=10000, help="deals of another seed the result is checked on")
     ap.add_argument("--seed", type=int, default=0, help="seed of the deals (the check uses seed + 1)")
+    ap.add_argument("--hidden", type=int, nargs="+", metavar="UNITS",
+                    help="units to keep per hidden layer, the most used (default: every live one)")  # fmt: skip
+    ap.add_argument("--max-changed", type=int, default=0, help="check decisions whose greedy choice may change")
     args = ap.parse_args(argv)
-    if args.games < 1 or args.check_games < 1:
-        ap.error(f"--games and --check-games must be at least 1, got {args.games} and {args.check_games}")
+    if args.games < 1 or args.check_games < 1 or args.max_changed < 0:
+        ap.error(f"--games and --check-games must be at least 1 and --max-changed at least 0, got {args.games}, "
+                 f"{args.check_games} and {args.max_changed}")  # fmt: skip
     try:
         net, ckpt = load_checkpoint(args.source)
+        if args.hidden:
+            check_hidden(net, tuple(args.hidden))
     except ValueError as e:
         ap.error(str(e))
     torch.set_num_threads(1)
     contract = ckpt["contract"]
-    keep, seen = active_units(net, card_decisions(net, contract, args.games, args.seed))
+    decisions = card_decisions(net, contract, args.games, args.seed)
+    keep, seen = top_units(net, tuple(args.hidden), decisions) if args.hidden else active_units(net, decisions)
     small = pruned(net, keep)
     changed, checked, diff = greedy_changes(net, small, card_decisions(net, contract, args.check_games, args.seed + 1))
     sizes = f"hidden {list(net.hidden)} -> {list(small.hidden)}"
-    if changed:
+    if changed > args.max_changed:
         raise SystemExit(f"{args.source}: pruning ({sizes}, units seen on {seen} decisions of {args.games} "
-                         f"deals) changes the greedy choice of {changed} of {checked} check decisions: "
-                         f"{args.out} not written; play more --games")  # fmt: skip
+                         f"deals) changes the greedy choice of {changed} of {checked} check decisions (at most "
+                         f"{args.max_changed} allowed): {args.out} not written; play more --games or keep more "
+                         "--hidden units")  # fmt: skip
     meta: dict[str, Any] = {"pruned": {
         "file": str(args.source), "sha256": hashlib.sha256(Path(args.source).read_bytes()).hexdigest(),
         "hidden": list(net.hidden), "kept": [int(k.sum()) for k in keep], "games": args.games, "decisions": seen,
         "check_games": args.check_games, "check_decisions": checked, "check_changed": changed,
-        "check_max_logit_diff": diff, "seed": args.seed, "meta": ckpt.get("meta", {})}}  # fmt: skip
+        "check_max_logit_diff": diff, "max_changed": args.max_changed, "ranked": bool(args.hidden), "seed": args.seed,
+        "meta": ckpt.get("meta", {})}}  # fmt: skip
     save_checkpoint(args.out, small, contract, ckpt["config"], meta)
-    print(f"wrote {args.out}: {contract} {sizes} (units positive on {seen} card decisions of {args.games} "
-          f"deals); the same greedy choice on all {checked} check decisions, logits within {diff:.2g}")  # fmt: skip
+    how = "ranked" if args.hidden else "positive"
+    print(f"wrote {args.out}: {contract} {sizes} (units {how} on {seen} card decisions of {args.games} deals); the "
+          f"greedy choice changed on {changed} of {checked} check decisions, logits within {diff:.2g}")  # fmt: skip
 
 
 if __name__ == "__main__":

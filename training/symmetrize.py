@@ -51,11 +51,13 @@ from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
 
 from .augment import suit_permutations
 from .common import Gathers, suit_gathers
-from .prune import card_decisions
+from .prune import card_decisions, check_hidden, pruned, top_units
 from .rollout_q import centred, centred_mse
 
 #: What :func:`distil` may return: the student at the end, or at its lowest held-out loss.
 KEEP = ("last", "best")
+#: Deals whose card decisions rank the units a smaller student (``--hidden``) starts with.
+SHRINK_GAMES = 500
 
 
 @torch.no_grad()
@@ -95,6 +97,26 @@ def shuffled(chunks: Iterable[tuple[np.ndarray, np.ndarray]], buffer: int, batch
         yield from _cut(held, batch, rng)
 
 
+def mixed_decisions(net: PolicyNet, contract: str, games: int, seed: int,
+                    doublings: tuple[str, ...]) -> Iterator[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+    """``training.prune.card_decisions`` of ``games`` deals, an equal share under each of ``doublings``, the steps of
+    the doublings' games taken in turn (so every run of decisions mixes them; ``card_decisions`` plays one doubling's
+    deals after the other's). One doubling: exactly ``card_decisions(net, contract, games, seed, doublings)``."""
+    if len(doublings) == 1:
+        yield from card_decisions(net, contract, games, seed, doublings=doublings)
+        return
+    n = len(doublings)
+    runs = [card_decisions(net, contract, games // n + (k >= n - games % n), seed + 7919 * k, doublings=(d,))
+            for k, d in enumerate(doublings)]  # fmt: skip
+    while runs:
+        for run in list(runs):
+            step = next(run, None)
+            if step is None:
+                runs.remove(run)
+            else:
+                yield step
+
+
 def _cut(held: list[tuple[np.ndarray, np.ndarray]], batch: int,
          rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
     """The rows of ``held`` in one order drawn with ``rng``, ``batch`` at a time."""
@@ -130,20 +152,27 @@ class Holdout:
 
 def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doublings: tuple[str, ...] = ("off",),
            buffer: int = 100_000, others: tuple[PolicyNet, ...] = (), holdout: int = 200, check_every: int = 200,
-           keep: str = "last") -> tuple[PolicyNet, dict[str, Any]]:  # fmt: skip
+           keep: str = "last", hidden: tuple[int, ...] | None = None) -> tuple[PolicyNet, dict[str, Any]]:  # fmt: skip
     """A copy of ``net`` fine-tuned towards the symmetrised logits of (frozen) ``net``, averaged with those of the
     networks ``others`` (:func:`ensemble_target`), on the card decisions of ``games`` deals played by ``net``, an equal
     share under each of ``doublings`` (see the module docstring); and its statistics: the training loss over the first
     and the last 100 minibatches, the states trained on, the minibatches, and the loss on the decisions of ``holdout``
     deals of seed ``seed + 1`` (:class:`Holdout`) at the start, every ``check_every`` minibatches and at the end
     (``holdout``: ``[minibatches, loss]`` pairs). ``keep``: ``"last"`` returns the student at the end, ``"best"`` as
-    it was at its lowest held-out loss (the source's copy if none was lower than at the start; ``kept`` says which
-    minibatch); ``buffer`` as in :func:`shuffled`."""
+    it was at its lowest held-out loss (the start if none was lower; ``kept`` says which minibatch); ``buffer`` as in
+    :func:`shuffled`. ``hidden``: the student has these hidden sizes and starts as ``net`` keeping the units
+    ``training.prune.top_units`` ranks first on the card decisions of :data:`SHRINK_GAMES` deals of seed
+    ``seed + 2``; None: the student starts as a copy of ``net``."""
     if keep not in KEEP:
         raise ValueError(f"keep must be one of {list(KEEP)}, got {keep!r}")
     if holdout < 1 or check_every < 1:
         raise ValueError(f"holdout and check_every must be at least 1, got {holdout} and {check_every}")
-    teacher, student = net.eval(), copy.deepcopy(net).train()
+    teacher = net.eval()
+    if hidden is None:
+        student = copy.deepcopy(net).train()
+    else:
+        ranked = card_decisions(net, contract, SHRINK_GAMES, seed + 2, doublings=doublings)
+        student = pruned(net, top_units(net, hidden, ranked)[0]).train()
     teachers = [teacher, *(o.eval() for o in others)]
     views = suit_gathers(contract)
     held = Holdout(teachers, contract, holdout, seed + 1, doublings, views)
@@ -162,7 +191,7 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doub
     rng = np.random.default_rng([seed, 1])
     states = 0
     bar = tqdm(desc=f"symmetrize {contract}", unit="state", mininterval=5)
-    decisions = card_decisions(teacher, contract, games, seed, doublings=doublings)
+    decisions = mixed_decisions(teacher, contract, games, seed, doublings)
     for o, m in shuffled(decisions, buffer, 1024, np.random.default_rng([seed, 2])):
         obs, mask = torch.from_numpy(o), torch.from_numpy(m).bool()
         target = ensemble_target(teachers, obs, mask, views)
@@ -212,6 +241,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--check-every", type=int, default=200, help="minibatches between two held-out measurements")
     ap.add_argument("--keep", choices=KEEP, default="last",
                     help="write the student at the end (last) or at its lowest held-out loss (best)")  # fmt: skip
+    ap.add_argument("--hidden", type=int, nargs="+", metavar="UNITS",
+                    help="a smaller student: its hidden sizes, one per layer of the source")  # fmt: skip
     args = ap.parse_args(argv)
     if min(args.games, args.threads, args.holdout, args.check_every) < 1 or not 0 < args.lr < 1 or args.buffer < 0:
         ap.error(f"--games, --threads, --holdout and --check-every must be at least 1, --buffer at least 0 and --lr in "
@@ -234,12 +265,19 @@ def main(argv: list[str] | None = None) -> None:
         others.append(other)
     torch.set_num_threads(args.threads)
     doublings = ("off", "classic") if args.doubled else ("off",)
+    hidden = tuple(args.hidden) if args.hidden else None
+    if hidden is not None:
+        try:
+            check_hidden(net, hidden)
+        except ValueError as e:
+            ap.error(f"--hidden: {e}")
     student, stats = distil(net, contract, args.games, args.lr, args.seed, doublings, args.buffer, tuple(others),
-                            args.holdout, args.check_every, args.keep)  # fmt: skip
+                            args.holdout, args.check_every, args.keep, hidden)  # fmt: skip
     meta = {"symmetrized": {
         "file": str(args.source), "sha256": _sha256(args.source),
         "relabellings": len(suit_permutations(contract)), "games": args.games, "lr": args.lr, "seed": args.seed,
-        "doublings": list(doublings), "buffer": args.buffer,
+        "doublings": list(doublings), "buffer": args.buffer, "hidden": list(student.hidden),
+        "source_hidden": list(net.hidden),
         "ensemble": [{"file": str(p), "sha256": _sha256(p)} for p in args.ensemble],
         **stats, "meta": ckpt.get("meta", {})}}  # fmt: skip
     save_checkpoint(args.out, student, contract, ckpt["config"], meta)
