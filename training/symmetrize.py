@@ -10,15 +10,16 @@ plays better than the network alone (against the heuristic: No hearts +0.10 ± 0
 ``python -m training.symmetrize OUT IN`` fine-tunes a copy of ``IN``'s network towards the ensemble of the frozen
 ``IN``, so that one pass plays close to the ensemble at the cost of one. With ``--ensemble A B ...`` (other networks of
 ``IN``'s contract, of any sizes, e.g. other training runs) the target is the mean of all their symmetrised logits,
-``IN``'s included, each centred over the legal moves; the student keeps ``IN``'s sizes. (No King's file and two
-``[512, 256]`` runs: the mean of their logits played +0.12 ± 0.08 over the file against the heuristic, and the file
+``IN``'s included, each centred over the legal moves; the student keeps ``IN``'s sizes unless ``--hidden H1 H2`` gives
+smaller ones: it then starts as ``IN`` keeping the units ``training.prune.top_units`` ranks first. (No King's file and
+two ``[512, 256]`` runs: the mean of their logits played +0.12 ± 0.08 over the file against the heuristic, and the file
 distilled towards their ensemble on 80,000 deals at ``--lr 2e-3`` +0.11 / +0.16 ± 0.08, 2000 boards of each of two
-seeds; it is the shipped No King file.) The states are the card decisions with a
-choice of ``training.prune.card_decisions`` (``--games`` deals of ``IN``'s contract, doubling off, or half of them
-under classic doubling with ``--doubled``; each card played by ``IN``'s network, the compiled heuristic or at
-random, a third each). The games of a batch move in step, so one step's decisions all sit at the same point of
-the deal: the decisions are pooled in runs of at least ``--buffer`` (default 100,000, about two deals of the 1024
-games) and shuffled into minibatches of 1024 (``--buffer 0``: each step's decisions are one minibatch, which
+seeds; it is the shipped No King file.) The states are the card decisions with a choice of
+``training.prune.card_decisions`` (``--games`` deals of ``IN``'s contract, doubling off, or half of them under classic
+doubling with ``--doubled``, the two kinds' steps taken in turn; each card played by ``IN``'s network, the compiled
+heuristic or at random, a third each). The games of a batch move in step, so one step's decisions all sit at the same
+point of the deal: the decisions are pooled in runs of at least ``--buffer`` (default 100,000, about two deals of the
+1024 games) and shuffled into minibatches of 1024 (``--buffer 0``: each step's decisions are one minibatch, which
 docs/TRAINING.md measures as far worse in No last two). Each minibatch is relabelled by a relabelling drawn at random
 (the ensemble's target relabelled alike). The loss is ``rollout_q``'s Q loss (``centred_mse``: the mean squared
 difference of the centred logits over the legal moves), Adam at ``--lr`` (default 3e-4).
@@ -27,7 +28,7 @@ The training loss is taken on each minibatch before its step, but a run's miniba
 student has been fitting since the run began: it can flatter the student. So the same loss is also measured on the
 card decisions of ``--holdout`` deals of another seed (default 200, played as above), never trained on: at the
 start, every ``--check-every`` minibatches and at the end. ``--keep best`` writes the student as it was at its
-lowest held-out loss (the source itself if no check beat the start), ``--keep last`` (default) the student at the
+lowest held-out loss (as it started if no check beat the start), ``--keep last`` (default) the student at the
 end. (At ``--lr 2e-3`` the ``[512, 256]`` Trumps file ended at a training loss of 1.2e-5 but a held-out one of
 8.2e-5, 3.7 times the source's, and played 0.8-0.9 a deal worse than it against the heuristic: docs/TRAINING.md.)
 ``OUT``'s ``meta`` records the source file, its SHA-256 and meta, the settings, the states trained on, the training
