@@ -533,7 +533,8 @@ def test_shipped_checkpoints_carry_the_env_version_and_layout_fingerprint() -> N
 
 def test_the_manifest_describes_the_shipped_files() -> None:
     """``checkpoints/MANIFEST.json`` gives each card-play file's size in bytes and hidden sizes (``[256, 128]`` where
-    it names none); a pruned file's entry (``training.prune``) is the file's own record of its pruning."""
+    it names none); a pruned file's entry (``training.prune``) is the file's own record of its pruning, whose check
+    changed no more choices than it allowed."""
     import json
 
     manifest = json.loads((ROOT / "checkpoints" / "MANIFEST.json").read_text())
@@ -544,7 +545,7 @@ def test_the_manifest_describes_the_shipped_files() -> None:
         assert (entry["bytes"], entry.get("hidden", [256, 128])) == (path.stat().st_size, ckpt["hidden"]), contract
         if "pruned" in entry:
             record = dict(ckpt["meta"]["pruned"])
-            assert record.pop("meta") is not None and record["check_changed"] == 0
+            assert record.pop("meta") is not None and record["check_changed"] <= record.get("max_changed", 0)
             assert all(entry["pruned"][k] == v for k, v in record.items()), contract
 
 
