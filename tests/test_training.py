@@ -519,16 +519,15 @@ def _saved(tmp_path: Path, **changes) -> Path:
 
 
 def test_shipped_checkpoints_carry_the_env_version_and_layout_fingerprint() -> None:
-    """Every shipped card-play checkpoint is of this env's version and layout, and they stay small: each under 4 MB
-    (the largest, No hearts' [1024, 512] network pruned to [828, 469], is 3.0 MB), all of ``checkpoints/`` under 12
-    MB."""
+    """Every shipped card-play checkpoint is of this env's version and layout, and they stay small: each under 2 MB
+    (the largest, No hearts' [384, 192] network, is 1.2 MB), all of ``checkpoints/`` under 8 MB."""
     from barbu_env.nn import ENV_VERSION, OBS_LAYOUT
 
     for path in sorted((ROOT / "checkpoints").glob("*.pt")):
         _, ckpt = load_checkpoint(path)
         assert ckpt["env_version"] == ENV_VERSION == "barbu_v0" and ckpt["obs_layout"] == OBS_LAYOUT
-        assert path.stat().st_size < 4_000_000, path
-    assert sum(p.stat().st_size for p in (ROOT / "checkpoints").rglob("*") if p.is_file()) < 12_000_000
+        assert path.stat().st_size < 2_000_000, path
+    assert sum(p.stat().st_size for p in (ROOT / "checkpoints").rglob("*") if p.is_file()) < 8_000_000
 
 
 def test_the_manifest_describes_the_shipped_files() -> None:
