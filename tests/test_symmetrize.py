@@ -98,7 +98,13 @@ def test_symmetrize_writes_the_network_and_records_it(tmp_path: Path, capsys: py
     assert info["doublings"] == ["off"] and info["keep"] == "last" and info["holdout_games"] == 200
     assert info["holdout"][0][0] == 0 and info["holdout"][-1][0] == info["minibatches"]
     assert info["meta"] == {"states": 7} and ckpt["config"] == {"lr": 0.1} and ckpt["contract"] == "no_king"
-    assert list(net.hidden) == [32, 16]
+    assert list(net.hidden) == [32, 16] and info["hidden"] == info["source_hidden"] == [32, 16]
+    symmetrize.main([str(tmp_path / "small.pt"), str(src), "--games", "6", "--hidden", "8", "4", "--holdout", "2"])
+    small, ckpt = load_checkpoint(tmp_path / "small.pt")
+    assert small.hidden == (8, 4) and ckpt["meta"]["symmetrized"]["source_hidden"] == [32, 16]
+    with pytest.raises(SystemExit):
+        symmetrize.main([str(tmp_path / "bad.pt"), str(src), "--hidden", "8"])
+    assert "give one per hidden layer of the network [32, 16]" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         symmetrize.main([str(tmp_path / "bad.pt"), str(src), "--games", "0"])
     assert "--games" in capsys.readouterr().err

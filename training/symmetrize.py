@@ -102,7 +102,8 @@ def mixed_decisions(net: PolicyNet, contract: str, games: int, seed: int,
                     doublings: tuple[str, ...]) -> Iterator[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
     """``training.prune.card_decisions`` of ``games`` deals, an equal share under each of ``doublings``, the steps of
     the doublings' games taken in turn (so every run of decisions mixes them; ``card_decisions`` plays one doubling's
-    deals after the other's). One doubling: exactly ``card_decisions(net, contract, games, seed, doublings)``."""
+    deals after the other's), doubling k's from seed ``seed + 7919 k``. One doubling: exactly ``card_decisions(net,
+    contract, games, seed, doublings)``."""
     if len(doublings) == 1:
         yield from card_decisions(net, contract, games, seed, doublings=doublings)
         return
@@ -249,8 +250,11 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"--games, --threads, --holdout and --check-every must be at least 1, --buffer at least 0 and --lr in "
                  f"(0, 1), got {args.games}, {args.threads}, {args.holdout}, {args.check_every}, {args.buffer} and "
                  f"{args.lr}")  # fmt: skip
+    hidden = tuple(args.hidden) if args.hidden else None
     try:
         net, ckpt = load_checkpoint(args.source)
+        if hidden is not None:
+            check_hidden(net, hidden)
     except ValueError as e:
         ap.error(str(e))
     contract = ckpt["contract"]
@@ -266,12 +270,6 @@ def main(argv: list[str] | None = None) -> None:
         others.append(other)
     torch.set_num_threads(args.threads)
     doublings = ("off", "classic") if args.doubled else ("off",)
-    hidden = tuple(args.hidden) if args.hidden else None
-    if hidden is not None:
-        try:
-            check_hidden(net, hidden)
-        except ValueError as e:
-            ap.error(f"--hidden: {e}")
     student, stats = distil(net, contract, args.games, args.lr, args.seed, doublings, args.buffer, tuple(others),
                             args.holdout, args.check_every, args.keep, hidden)  # fmt: skip
     meta = {"symmetrized": {
