@@ -44,6 +44,11 @@ def _card_rows(mask: np.ndarray) -> np.ndarray:
     return mask[:, :52].any(1) & (mask.sum(1) > 1)
 
 
+def share(games: int, n: int, k: int) -> int:
+    """Part k of ``games`` split in n near-equal parts (the last ones take the remainder)."""
+    return games // n + (k >= n - games % n)
+
+
 def card_decisions(
     net: PolicyNet,
     contract: str,
@@ -60,7 +65,7 @@ def card_decisions(
     flat = flat_policy(net)
     n = len(doublings)
     for k, doubling in enumerate(doublings):
-        want = games // n + (k >= n - games % n)  # (the last ones take the remainder)
+        want = share(games, n, k)
         seed_k = int(rng.integers(2**63))
         v = VectorDeals(contract, Rules(doubling=doubling), batch=min(batch, max(want, 1)), seed=seed_k)
         v.reset()
@@ -79,19 +84,32 @@ def card_decisions(
             dealt += int(done.sum())
 
 
+Decisions = Iterable[tuple[np.ndarray, np.ndarray]]
+
+
+def _hidden_outputs(net: PolicyNet, decisions: Decisions) -> Iterator[tuple[int, list[torch.Tensor]]]:
+    """Per chunk of ``decisions``: ``(how many observations, the outputs of each hidden layer of net's trunk on
+    them)``."""
+    layers = _linears(net)
+    for obs, _ in decisions:
+        outputs = []
+        with torch.no_grad():
+            x = torch.from_numpy(obs)
+            for m in layers:
+                x = torch.relu(m(x))
+                outputs.append(x)
+        yield len(obs), outputs
+
+
 def active_units(net: PolicyNet, decisions: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[list[np.ndarray], int]:
     """``(per hidden layer of net's trunk whether each unit is positive on at least one observation of
     decisions, how many observations there were)``."""
-    layers = _linears(net)
-    seen = [np.zeros(m.out_features, bool) for m in layers]
+    seen = [np.zeros(m.out_features, bool) for m in _linears(net)]
     n = 0
-    with torch.no_grad():
-        for obs, _ in decisions:
-            x = torch.from_numpy(obs)
-            n += len(obs)
-            for k, m in enumerate(layers):
-                x = torch.relu(m(x))
-                seen[k] |= (x > 0).any(0).numpy()
+    for rows, outputs in _hidden_outputs(net, decisions):
+        n += rows
+        for k, x in enumerate(outputs):
+            seen[k] |= (x > 0).any(0).numpy()
     return seen, n
 
 
@@ -135,13 +153,11 @@ def top_units(net: PolicyNet, hidden: tuple[int, ...],
     layers = _linears(net)
     total = [torch.zeros(m.out_features, dtype=torch.float64) for m in layers]
     n = 0
+    for rows, outputs in _hidden_outputs(net, decisions):
+        n += rows
+        for k, x in enumerate(outputs):
+            total[k] += x.sum(0, dtype=torch.float64)
     with torch.no_grad():
-        for obs, _ in decisions:
-            x = torch.from_numpy(obs)
-            n += len(obs)
-            for k, m in enumerate(layers):
-                x = torch.relu(m(x))
-                total[k] += x.sum(0, dtype=torch.float64)
         heads = [net.policy.weight, net.value.weight]
         if net.card_head is not None:
             heads.append(cast(nn.Linear, net.card_head["state"]).weight)

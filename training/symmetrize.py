@@ -52,7 +52,7 @@ from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
 
 from .augment import suit_permutations
 from .common import Gathers, suit_gathers
-from .prune import card_decisions, check_hidden, pruned, top_units
+from .prune import card_decisions, check_hidden, pruned, share, top_units
 from .rollout_q import centred, centred_mse
 
 #: What :func:`distil` may return: the student at the end, or at its lowest held-out loss.
@@ -108,7 +108,7 @@ def mixed_decisions(net: PolicyNet, contract: str, games: int, seed: int,
         yield from card_decisions(net, contract, games, seed, doublings=doublings)
         return
     n = len(doublings)
-    runs = [card_decisions(net, contract, games // n + (k >= n - games % n), seed + 7919 * k, doublings=(d,))
+    runs = [card_decisions(net, contract, share(games, n, k), seed + 7919 * k, doublings=(d,))
             for k, d in enumerate(doublings)]  # fmt: skip
     while runs:
         for run in list(runs):
