@@ -49,8 +49,8 @@ def test_checkpoints_same_boards_as_the_env(agents, doubling, lineup):
 
 def test_card_actions_are_the_agents_choices_row_by_row():
     """``NeuralAgent.card_actions`` (one pass over many observations) picks, on every row, what it picks from that
-    row alone and the largest legal logit of the network run by torch in float64, on 2000+ card decisions of
-    VectorDeals games per contract."""
+    row alone, what ``act`` picks (one row into the agent's buffers) and the largest legal logit of the network run
+    by torch in float64, on 2000+ card decisions of VectorDeals games per contract."""
     torch = pytest.importorskip("torch")
     from barbu_env.agents import make
     from barbu_env.vector import VectorDeals
@@ -67,6 +67,8 @@ def test_card_actions_are_the_agents_choices_row_by_row():
             got = agent.card_actions(name, obs.copy(), mask.copy())
             alone = [agent.card_actions(name, obs[i : i + 1], mask[i : i + 1])[0] for i in range(v.batch)]
             np.testing.assert_array_equal(got, alone)
+            one = [agent._decide(name, obs[i], mask[i]) for i in range(v.batch)]  # what act() takes, row by row
+            np.testing.assert_array_equal(got, one)
             with torch.no_grad():
                 logits = wide(torch.from_numpy(obs).double(), torch.from_numpy(mask))[0].numpy()
             np.testing.assert_array_equal(got, logits.argmax(1))

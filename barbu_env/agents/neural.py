@@ -64,6 +64,7 @@ class NeuralAgent(Agent):
         import torch
 
         from ..nn import flat_policy, greedy_choices, load_checkpoint
+        from ..vector.jit import greedy_actions
         from . import make
 
         if not isinstance(fallback, str):
@@ -87,6 +88,9 @@ class NeuralAgent(Agent):
         #: Per contract its network as :meth:`card_actions`' compiled pass reads it; the pass itself.
         self._flat = {c: flat_policy(net) for c, net in self.nets.items()}
         self._greedy_choices = greedy_choices
+        #: The compiled pass (one row at a time in :meth:`_decide`) and its output buffers: logits, choice, near tie.
+        self._pass = greedy_actions
+        self._row = (np.empty((1, 0), np.float32), np.empty(1, np.int64), np.empty(1, np.bool_))
         try:
             self.fallback = make(fallback, seed=seed)
         except ValueError as e:
@@ -142,11 +146,21 @@ class NeuralAgent(Agent):
         return logits.numpy().astype(np.float64)
 
     def _decide(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> int:
-        """One card decision of ``contract``'s network: greedy through :meth:`card_actions`, else drawn from the
-        policy's softmax with the agent's generator."""
-        if self.greedy:
-            return int(self.card_actions(contract, obs[None], mask[None])[0])
-        return masked_choice(self._logits(self._net(contract), obs[None], mask[None])[0], mask, False, self.rng)
+        """One card decision of ``contract``'s network: greedy, the choice :meth:`card_actions` makes for this row (the
+        compiled pass into the agent's one-row buffers, a near tie taken again through ``nn.greedy_choices``); else
+        drawn from the policy's softmax with the agent's generator."""
+        net = self._net(contract)
+        if not self.greedy:
+            return masked_choice(self._logits(net, obs[None], mask[None])[0], mask, False, self.rng)
+        self._check(net, obs, mask)
+        o, m = np.ascontiguousarray(obs, np.float32)[None], np.ascontiguousarray(mask, np.int8)[None]
+        if self._row[0].shape[1] != m.shape[1]:
+            self._row = (np.empty(m.shape, np.float32), np.empty(1, np.int64), np.empty(1, np.bool_))
+        flat, (logits, best, near) = self._flat[contract], self._row
+        self._pass(o, m, *flat, TIE, logits, best, near)
+        if near[0]:
+            return int(self._greedy_choices(flat, o, m)[0][0])
+        return int(best[0])
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The greedy choices (int64 [n]) of ``contract``'s network for n card decisions at once (observations
