@@ -382,10 +382,13 @@ def _checkpoints_agent() -> NeuralAgent:
         raise NotInstalled(str(e)) from None
     if not isinstance(agent, NeuralAgent):
         raise NotInstalled(f"'checkpoints' made a {type(agent).__name__}, not a NeuralAgent")
+    from .nn import compiled_greedy
+
     mask = np.zeros((1, NUM_ACTIONS), np.int8)
     mask[0, :2] = 1
-    for contract in agent.nets:  # load (or compile) the kernel and flatten every network before timing
+    for contract in agent.nets:  # load (or compile) the kernel, in float32 and in float64 (near ties), before timing
         agent.card_actions(contract, np.zeros((1, OBS_SIZE), np.float32), mask)
+        compiled_greedy(agent._flat[contract], np.zeros((1, OBS_SIZE)), mask, 0.0, np.float64)
     return agent
 
 
