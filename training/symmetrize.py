@@ -22,7 +22,11 @@ point of the deal: the decisions are pooled in runs of at least ``--buffer`` (de
 1024 games) and shuffled into minibatches of 1024 (``--buffer 0``: each step's decisions are one minibatch, which
 docs/TRAINING.md measures as far worse in No last two). Each minibatch is relabelled by a relabelling drawn at random
 (the ensemble's target relabelled alike). The loss is ``rollout_q``'s Q loss (``centred_mse``: the mean squared
-difference of the centred logits over the legal moves), Adam at ``--lr`` (default 3e-4).
+difference of the centred logits over the legal moves), Adam at ``--lr`` (default 3e-4). A decision with doubles (its
+observation's ``doubles`` block not all zero) has values about 36 times larger in mean square (No tricks), so with
+``--doubled`` such decisions make almost all of the loss and the doubling-off play drifts (docs/TRAINING.md);
+``--balance-doubles`` weighs each such decision's squared error by the ratio of the held-out targets' mean squares
+without and with doubles, so that the two kinds weigh alike on average (the held-out loss likewise).
 
 The training loss is taken on each minibatch before its step, but a run's minibatches share their deals, which the
 student has been fitting since the run began: it can flatter the student. So the same loss is also measured on the
@@ -49,16 +53,29 @@ import torch
 from tqdm import tqdm
 
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
+from barbu_env.observation import BLOCKS
 
 from .augment import suit_permutations
 from .common import Gathers, suit_gathers
 from .prune import card_decisions, check_hidden, pruned, share, top_units
-from .rollout_q import centred, centred_mse
+from .rollout_q import centred
 
 #: What :func:`distil` may return: the student at the end, or at its lowest held-out loss.
 KEEP = ("last", "best")
 #: Deals whose card decisions rank the units a smaller student (``--hidden``) starts with.
 SHRINK_GAMES = 500
+_DOUBLES = slice(BLOCKS["doubles"][0], BLOCKS["doubles"][0] + BLOCKS["doubles"][1])
+
+
+def with_doubles(obs: torch.Tensor) -> torch.Tensor:
+    """``[n]`` bool: whether each observation's ``doubles`` block is not all zero (a decision with doubles)."""
+    return (obs[:, _DOUBLES] != 0).any(1)
+
+
+def weighted_mse(x: torch.Tensor, target: torch.Tensor, legal: torch.Tensor, count: torch.Tensor,
+                 weight: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    """``centred_mse`` with each row's mean squared error times ``weight`` (``[n]``; all ones: ``centred_mse``)."""
+    return ((centred(x, legal, count) - target) ** 2).sum(1).div(count[:, 0]).mul(weight).mean()
 
 
 @torch.no_grad()
@@ -141,20 +158,41 @@ class Holdout:
         self.count = self.mask.sum(1, keepdim=True)
         self.target = torch.cat([ensemble_target(teachers, self.obs[k : k + 4096], self.mask[k : k + 4096], views)
                                  for k in range(0, len(self.obs), 4096)])  # fmt: skip
+        #: The weight of a decision with doubles (:meth:`balance` sets it; 1: every decision alike).
+        self.doubled_weight = 1.0
+
+    def balance(self) -> float:
+        """Set and return :attr:`doubled_weight`: the mean square of the targets of the decisions without doubles over
+        that of those with doubles; ``ValueError`` when either kind is missing."""
+        doubled = with_doubles(self.obs)
+        if doubled.all() or not doubled.any():
+            raise ValueError(f"balancing needs held-out decisions with and without doubles, got "
+                             f"{int(doubled.sum())} of {len(doubled)} with doubles (play some deals under classic "
+                             "doubling: --doubled)")  # fmt: skip
+        square = (self.target**2).sum(1) / self.count[:, 0]
+        self.doubled_weight = float(square[~doubled].mean() / square[doubled].mean())
+        return self.doubled_weight
+
+    def weights(self, obs: torch.Tensor) -> torch.Tensor:
+        """``[n]``: :attr:`doubled_weight` for the decisions of ``obs`` with doubles, 1 for the others."""
+        return torch.where(with_doubles(obs), self.doubled_weight, 1.0)
 
     @torch.no_grad()
     def loss(self, net: PolicyNet) -> float:
-        """``net``'s mean squared distance to the target (centred logits over the legal moves), in eval mode."""
+        """``net``'s mean squared distance to the target (centred logits over the legal moves; decisions with
+        doubles weighted by :attr:`doubled_weight`), in eval mode."""
         was = net.training
         net.eval()
-        out = float(centred_mse(net(self.obs, self.mask)[0], self.target, self.mask, self.count))
+        out = float(weighted_mse(net(self.obs, self.mask)[0], self.target, self.mask, self.count,
+                                 self.weights(self.obs)))  # fmt: skip
         net.train(was)
         return out
 
 
 def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doublings: tuple[str, ...] = ("off",),
            buffer: int = 100_000, others: tuple[PolicyNet, ...] = (), holdout: int = 200, check_every: int = 200,
-           keep: str = "last", hidden: tuple[int, ...] | None = None) -> tuple[PolicyNet, dict[str, Any]]:  # fmt: skip
+           keep: str = "last", hidden: tuple[int, ...] | None = None,
+           balance: bool = False) -> tuple[PolicyNet, dict[str, Any]]:  # fmt: skip
     """A copy of ``net`` fine-tuned towards the symmetrised logits of (frozen) ``net``, averaged with those of the
     networks ``others`` (:func:`ensemble_target`), on the card decisions of ``games`` deals played by ``net``, an equal
     share under each of ``doublings`` (see the module docstring); and its statistics: the training loss over the first
@@ -164,7 +202,8 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doub
     it was at its lowest held-out loss (the start if none was lower; ``kept`` says which minibatch); ``buffer`` as in
     :func:`shuffled`. ``hidden``: the student has these hidden sizes and starts as ``net`` keeping the units
     ``training.prune.top_units`` ranks first on the card decisions of :data:`SHRINK_GAMES` deals of seed
-    ``seed + 2``; None: the student starts as a copy of ``net``."""
+    ``seed + 2``; None: the student starts as a copy of ``net``. ``balance``: decisions with doubles weighted by
+    :meth:`Holdout.balance` (``doubled_weight`` in the statistics)."""
     if keep not in KEEP:
         raise ValueError(f"keep must be one of {list(KEEP)}, got {keep!r}")
     if holdout < 1 or check_every < 1:
@@ -178,6 +217,8 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doub
     teachers = [teacher, *(o.eval() for o in others)]
     views = suit_gathers(contract)
     held = Holdout(teachers, contract, holdout, seed + 1, doublings, views)
+    if balance:
+        held.balance()
     checks: list[list[float]] = []
     best: tuple[float, int, dict[str, Any]] | None = None  # keep="best": the lowest check's loss, minibatch, weights
     losses: list[float] = []
@@ -200,7 +241,7 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doub
         oi, ai, _ = views[int(rng.integers(len(views)))]
         x, legal, want = obs[:, oi], mask[:, ai], target[:, ai]
         count = legal.sum(1, keepdim=True)
-        loss = centred_mse(student(x, legal)[0], want, legal, count)
+        loss = weighted_mse(student(x, legal)[0], want, legal, count, held.weights(obs))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -219,7 +260,7 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doub
         kept = best[1]
     stats = {"states": states, "minibatches": len(losses), "loss_first": float(np.mean(losses[:100])),
              "loss_last": float(np.mean(losses[-100:])), "holdout_games": holdout, "holdout_states": len(held.obs),
-             "holdout": checks, "keep": keep, "kept": kept}  # fmt: skip
+             "holdout": checks, "keep": keep, "kept": kept, "doubled_weight": held.doubled_weight}  # fmt: skip
     return student.eval(), stats
 
 
@@ -245,7 +286,11 @@ def main(argv: list[str] | None = None) -> None:
                     help="write the student at the end (last) or at its lowest held-out loss (best)")  # fmt: skip
     ap.add_argument("--hidden", type=int, nargs="+", metavar="UNITS",
                     help="a smaller student: its hidden sizes, one per layer of the source")  # fmt: skip
+    ap.add_argument("--balance-doubles", action="store_true",
+                    help="with --doubled: decisions with doubles weigh as those without on average")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.balance_doubles and not args.doubled:
+        ap.error("--balance-doubles needs --doubled (without it no decision has doubles)")
     if min(args.games, args.threads, args.holdout, args.check_every) < 1 or not 0 < args.lr < 1 or args.buffer < 0:
         ap.error(f"--games, --threads, --holdout and --check-every must be at least 1, --buffer at least 0 and --lr in "
                  f"(0, 1), got {args.games}, {args.threads}, {args.holdout}, {args.check_every}, {args.buffer} and "
@@ -271,11 +316,12 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     doublings = ("off", "classic") if args.doubled else ("off",)
     student, stats = distil(net, contract, args.games, args.lr, args.seed, doublings, args.buffer, tuple(others),
-                            args.holdout, args.check_every, args.keep, hidden)  # fmt: skip
+                            args.holdout, args.check_every, args.keep, hidden, args.balance_doubles)  # fmt: skip
     meta = {"symmetrized": {
         "file": str(args.source), "sha256": _sha256(args.source),
         "relabellings": len(suit_permutations(contract)), "games": args.games, "lr": args.lr, "seed": args.seed,
-        "doublings": list(doublings), "buffer": args.buffer, "hidden": list(student.hidden),
+        "doublings": list(doublings), "balance_doubles": args.balance_doubles, "buffer": args.buffer,
+        "hidden": list(student.hidden),
         "source_hidden": list(net.hidden),
         "ensemble": [{"file": str(p), "sha256": _sha256(p)} for p in args.ensemble],
         **stats, "meta": ckpt.get("meta", {})}}  # fmt: skip
