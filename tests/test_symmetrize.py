@@ -193,8 +193,9 @@ def test_mixed_decisions_alternate_the_doublings() -> None:
 def test_balance_weighs_decisions_with_doubles_as_those_without(capsys: pytest.CaptureFixture[str],
                                                                  tmp_path: Path) -> None:  # fmt: skip
     """``Holdout.balance``: decisions with doubles (the ``doubles`` block not all zero) get the weight that makes
-    their mean squared target equal to that of the others (about 0.03 for the shipped No tricks file's ensemble); unbalanced, every weight is 1 and the loss is
-    ``centred_mse``. ``--balance-doubles`` needs ``--doubled`` and is recorded with the weight."""
+    their mean squared target equal to that of the others (about 0.03 for the shipped No tricks file's ensemble);
+    unbalanced, every weight is 1 and the loss is ``centred_mse``'s. ``--balance-doubles`` needs ``--doubled`` and
+    is recorded with the weight."""
     net = _net(5)
     held = symmetrize.Holdout([net], "no_tricks", 12, 4, ("off", "classic"), suit_gathers("no_tricks"))
     doubled = symmetrize.with_doubles(held.obs)

@@ -417,10 +417,12 @@ def centred(x: torch.Tensor, legal: torch.Tensor, count: torch.Tensor) -> torch.
     return torch.where(legal, x - (x.sum(1, keepdim=True) / count), 0.0)
 
 
-def centred_mse(x: torch.Tensor, target: torch.Tensor, legal: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
+def centred_mse(x: torch.Tensor, target: torch.Tensor, legal: torch.Tensor, count: torch.Tensor,
+                weight: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
     """The Q loss: mean over rows of the mean over the legal entries of (centred ``x`` - ``target``)², ``target``
-    already centred."""
-    return ((centred(x, legal, count) - target) ** 2).sum(1).div(count[:, 0]).mean()
+    already centred; each row's term times ``weight`` (``[n]``) if given."""
+    rows = ((centred(x, legal, count) - target) ** 2).sum(1).div(count[:, 0])
+    return (rows if weight is None else rows.mul(weight)).mean()
 
 
 @torch.no_grad()

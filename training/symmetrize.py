@@ -58,7 +58,7 @@ from barbu_env.observation import BLOCKS
 from .augment import suit_permutations
 from .common import Gathers, suit_gathers
 from .prune import card_decisions, check_hidden, pruned, share, top_units
-from .rollout_q import centred
+from .rollout_q import centred, centred_mse
 
 #: What :func:`distil` may return: the student at the end, or at its lowest held-out loss.
 KEEP = ("last", "best")
@@ -70,12 +70,6 @@ _DOUBLES = slice(BLOCKS["doubles"][0], BLOCKS["doubles"][0] + BLOCKS["doubles"][
 def with_doubles(obs: torch.Tensor) -> torch.Tensor:
     """``[n]`` bool: whether each observation's ``doubles`` block is not all zero (a decision with doubles)."""
     return (obs[:, _DOUBLES] != 0).any(1)
-
-
-def weighted_mse(x: torch.Tensor, target: torch.Tensor, legal: torch.Tensor, count: torch.Tensor,
-                 weight: torch.Tensor) -> torch.Tensor:  # fmt: skip
-    """``centred_mse`` with each row's mean squared error times ``weight`` (``[n]``; all ones: ``centred_mse``)."""
-    return ((centred(x, legal, count) - target) ** 2).sum(1).div(count[:, 0]).mul(weight).mean()
 
 
 @torch.no_grad()
@@ -183,8 +177,8 @@ class Holdout:
         doubles weighted by :attr:`doubled_weight`), in eval mode."""
         was = net.training
         net.eval()
-        out = float(weighted_mse(net(self.obs, self.mask)[0], self.target, self.mask, self.count,
-                                 self.weights(self.obs)))  # fmt: skip
+        out = float(centred_mse(net(self.obs, self.mask)[0], self.target, self.mask, self.count,
+                                self.weights(self.obs)))  # fmt: skip
         net.train(was)
         return out
 
@@ -241,7 +235,7 @@ def distil(net: PolicyNet, contract: str, games: int, lr: float, seed: int, doub
         oi, ai, _ = views[int(rng.integers(len(views)))]
         x, legal, want = obs[:, oi], mask[:, ai], target[:, ai]
         count = legal.sum(1, keepdim=True)
-        loss = weighted_mse(student(x, legal)[0], want, legal, count, held.weights(obs))
+        loss = centred_mse(student(x, legal)[0], want, legal, count, held.weights(obs))
         opt.zero_grad()
         loss.backward()
         opt.step()
