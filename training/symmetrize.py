@@ -53,7 +53,7 @@ import torch
 from tqdm import tqdm
 
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint
-from barbu_env.observation import BLOCKS
+from barbu_env.observation import block
 
 from .augment import suit_permutations
 from .common import Gathers, suit_gathers
@@ -64,12 +64,11 @@ from .rollout_q import centred, centred_mse
 KEEP = ("last", "best")
 #: Deals whose card decisions rank the units a smaller student (``--hidden``) starts with.
 SHRINK_GAMES = 500
-_DOUBLES = slice(BLOCKS["doubles"][0], BLOCKS["doubles"][0] + BLOCKS["doubles"][1])
 
 
 def with_doubles(obs: torch.Tensor) -> torch.Tensor:
     """``[n]`` bool: whether each observation's ``doubles`` block is not all zero (a decision with doubles)."""
-    return (obs[:, _DOUBLES] != 0).any(1)
+    return (block(obs, "doubles") != 0).any(1)
 
 
 @torch.no_grad()
@@ -315,8 +314,7 @@ def main(argv: list[str] | None = None) -> None:
         "file": str(args.source), "sha256": _sha256(args.source),
         "relabellings": len(suit_permutations(contract)), "games": args.games, "lr": args.lr, "seed": args.seed,
         "doublings": list(doublings), "balance_doubles": args.balance_doubles, "buffer": args.buffer,
-        "hidden": list(student.hidden),
-        "source_hidden": list(net.hidden),
+        "hidden": list(student.hidden), "source_hidden": list(net.hidden),
         "ensemble": [{"file": str(p), "sha256": _sha256(p)} for p in args.ensemble],
         **stats, "meta": ckpt.get("meta", {})}}  # fmt: skip
     save_checkpoint(args.out, student, contract, ckpt["config"], meta)
