@@ -7,8 +7,8 @@ ensemble on the boards and seeds ``barbu-eval --agents A.pt heuristic --contract
 5555`` plays A on, in one process: on the batched engine against ``heuristic`` or ``random``, through the env against
 other agents (e.g. ``pimc``). It writes ``barbu-eval``'s files to OUT, so ``barbu-compare OUT <A's --out folder>``
 pairs the two. The logits are torch's float32 passes, so an ensemble of one network plays as the network except where
-its two best moves lie within float32 rounding. The doubling decisions of doubled deals (``--doubling classic``) are the
-heuristic's, as for a checkpoint agent.
+its two best moves lie within float32 rounding. With ``--doubling classic`` the doubles are those ``barbu-eval``'s
+agent for A takes (the learned bidding beside A's file if there is one, else the heuristic's).
 """
 
 from __future__ import annotations
