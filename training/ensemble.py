@@ -54,7 +54,6 @@ class EnsembleAgent(NeuralAgent):
                 raise ValueError(f"ensemble: {p!r} reads {other.obs_size} observation entries and {other.num_actions} "
                                  f"actions, {path!r} {net.obs_size} and {net.num_actions}")  # fmt: skip
             self.members.append(other)
-        self.symmetrised = symmetrised
         self.views = suit_gathers(self.contract, symmetrised)
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
