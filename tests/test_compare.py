@@ -1,5 +1,6 @@
-"""barbu-compare (barbu_env.evaluation.compare): two barbu-eval runs on the same boards, the first agent's
-margins side by side and the per-board difference's interval; runs on other boards are refused."""
+"""barbu-compare (barbu_env.evaluation.compare): two barbu-eval runs on the same boards (or several such pairs,
+pooled), the first agent's margins side by side and the per-board difference's interval; runs on other boards are
+refused."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from barbu_env import evaluation as ev
-from barbu_env.evaluation.compare import compare, main, read_results
+from barbu_env.evaluation.compare import compare, main, pooled, read_results
 
 
 def _run(out: Path, first: str, *extra: str, opponent: str = "random", seed: str = "3") -> Path:
@@ -58,3 +59,30 @@ def test_missing_or_corrupt_files_are_named(tmp_path):
     bad.write_text(json.dumps({"config": {}}))
     with pytest.raises(SystemExit, match=r"bad\.json.*not a barbu-eval results file"):
         main([str(bad), str(bad)])
+
+
+def test_several_pairs_are_pooled_board_by_board(tmp_path, capsys):
+    """Pairs on other seeds: each pair's table, then one over every pair's boards (each board's difference once);
+    an odd number of runs is refused, and a pair on different boards is still refused."""
+    a3, b3 = _run(tmp_path / "a3", "heuristic"), _run(tmp_path / "b3", "random")
+    a4, b4 = _run(tmp_path / "a4", "heuristic", seed="4"), _run(tmp_path / "b4", "random", "--deals", "8", seed="4")
+    runs = [(read_results(a3), read_results(b3)), (read_results(a4), read_results(b4))]
+    rows = pooled(runs)
+    for name in ("no_queens", "trumps"):
+        diffs = []
+        for a, b in runs:
+            ys = {r["board"]: r["rel"][0] for r in b["boards"] if r["contract"].split(":")[0] == name}
+            diffs += [r["rel"][0] - ys[r["board"]] for r in a["boards"]
+                      if r["contract"].split(":")[0] == name and r["board"] in ys]  # fmt: skip
+        want = ev.confidence_interval(diffs)
+        assert rows[name]["boards"] == len(diffs) == 12 + 8
+        assert rows[name]["diff"]["mean"] == pytest.approx(want["mean"])
+        assert rows[name]["diff"]["half_width"] == pytest.approx(want["half_width"])
+    main([str(a3), str(b3), str(a4), str(b4)])
+    out = capsys.readouterr().out
+    assert "(seed 3," in out and "(seed 4," in out and "pooled over the 2 pairs (seeds 3, 4)" in out
+    assert "| trumps | 20 |" in out
+    with pytest.raises(SystemExit, match=r"in pairs.*got 3"):
+        main([str(a3), str(b3), str(a4)])
+    with pytest.raises(SystemExit, match="differ in seed"):
+        main([str(a3), str(b3), str(a4), str(b3)])

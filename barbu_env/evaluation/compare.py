@@ -1,12 +1,13 @@
 """Paired comparison of two duplicate evaluations played on the same boards.
 
-    barbu-compare RESULTS_A RESULTS_B
+    barbu-compare RESULTS_A RESULTS_B [RESULTS_A2 RESULTS_B2 ...]
 
-Each argument is a ``barbu-eval --out`` folder (or its ``results.json``). The two runs must have played the
-same boards (seed, mode, line-up, rules, contracts) against the same opponents; only the first agent may differ.
+Each argument is a ``barbu-eval --out`` folder (or its ``results.json``). The two runs of a pair must have played
+the same boards (seed, mode, line-up, rules, contracts) against the same opponents; only the first agent may differ.
 For each contract, the first agent's margin in each run and the mean of the per-board differences A − B with a
 Student-t 95% interval: the same boards make the difference far less noisy than the two intervals suggest
-(e.g. "is this policy's margin over the heuristic at least PIMC's on the same boards?").
+(e.g. "is this policy's margin over the heuristic at least PIMC's on the same boards?"). With several pairs (other
+seeds, say), each pair's table, then one pooled over every pair's boards, contract by contract.
 """
 
 from __future__ import annotations
@@ -36,10 +37,9 @@ def read_results(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per contract of deal-mode summaries ``a`` and ``b``: ``boards`` (those both finished), ``a`` and ``b`` (the
-    first agent's per-board margins' intervals on them) and ``diff`` (the interval of a − b, board by board).
-    ``ValueError`` when the runs did not play the same boards against the same opponents."""
+def paired_margins(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[tuple[float, float]]]:
+    """Per contract of deal-mode summaries ``a`` and ``b``: the first agent's margins (a, b) on each board both
+    finished. ``ValueError`` when the runs did not play the same boards against the same opponents."""
     ca, cb = a["config"], b["config"]
     if ca.get("mode") != "deal" or cb.get("mode") != "deal":
         raise ValueError("barbu-compare compares deal-mode runs (one deal per board); got modes "
@@ -62,26 +62,51 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]]:
             raise ValueError(f"board {r['board']} of {name} was dealt differently ({r['contract']!r} and "
                              f"{other['contract']!r}): not the same boards")  # fmt: skip
         by_name.setdefault(name, []).append((r["rel"][0], other["rel"][0]))
-    out: dict[str, dict[str, Any]] = {}
-    for name, pairs in by_name.items():
-        if pairs:
-            out[name] = {
-                "boards": len(pairs),
-                "a": confidence_interval([x for x, _ in pairs]),
-                "b": confidence_interval([y for _, y in pairs]),
-                "diff": confidence_interval([x - y for x, y in pairs]),
-            }
-    if not out:
+    if not any(by_name.values()):
         raise ValueError("the two runs have no finished board in common")
-    return out
+    return by_name
 
 
-def markdown(a: dict[str, Any], b: dict[str, Any], rows: dict[str, dict[str, Any]]) -> str:
-    """The comparison as a Markdown table (points per deal relative to the table mean, 95% CIs)."""
+def intervals(by_name: dict[str, list[tuple[float, float]]]) -> dict[str, dict[str, Any]]:
+    """Per contract with boards: ``boards``, ``a`` and ``b`` (the intervals of each run's margins) and ``diff`` (the
+    interval of a − b, board by board)."""
+    return {
+        name: {
+            "boards": len(pairs),
+            "a": confidence_interval([x for x, _ in pairs]),
+            "b": confidence_interval([y for _, y in pairs]),
+            "diff": confidence_interval([x - y for x, y in pairs]),
+        }
+        for name, pairs in by_name.items()
+        if pairs
+    }
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per contract of deal-mode summaries ``a`` and ``b``: ``boards`` (those both finished), ``a`` and ``b`` (the
+    first agent's per-board margins' intervals on them) and ``diff`` (the interval of a − b, board by board).
+    ``ValueError`` when the runs did not play the same boards against the same opponents."""
+    return intervals(paired_margins(a, b))
+
+
+def pooled(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """:func:`compare`'s rows over the boards of several pairs of runs together (each pair on its own boards, e.g.
+    another seed), contract by contract: each board's difference counts once, whichever pair it comes from."""
+    by_name: dict[str, list[tuple[float, float]]] = {}
+    for a, b in runs:
+        for name, pairs in paired_margins(a, b).items():
+            by_name.setdefault(name, []).extend(pairs)
+    return intervals(by_name)
+
+
+def markdown(a: dict[str, Any], b: dict[str, Any], rows: dict[str, dict[str, Any]], title: str = "") -> str:
+    """The comparison as a Markdown table (points per deal relative to the table mean, 95% CIs); ``title`` replaces
+    the heading that names the two runs' agents, seed and line-up."""
     name_a, name_b = a["config"]["agents"][0], b["config"]["agents"][0]
     opp = ", ".join(a["config"]["agents"][1:])
-    lines = [f"# barbu-compare: A = {name_a}, B = {name_b}, each vs {opp} (seed {a['config']['seed']}, "
-             f"line-up {a['config']['lineup']})", "",
+    title = title or (f"barbu-compare: A = {name_a}, B = {name_b}, each vs {opp} (seed {a['config']['seed']}, "
+                      f"line-up {a['config']['lineup']})")  # fmt: skip
+    lines = [f"# {title}", "",
              "The first agent's points per deal relative to the table mean on the boards both runs finished; "
              "A − B: mean of the per-board differences ± 95% CI half-width (Student t).", "",
              "| contract | boards | A | B | A − B |", "|---|---|---|---|---|"]  # fmt: skip
@@ -93,12 +118,20 @@ def markdown(a: dict[str, Any], b: dict[str, Any], rows: dict[str, dict[str, Any
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("a", help="barbu-eval --out folder (or results.json) of run A")
-    ap.add_argument("b", help="barbu-eval --out folder (or results.json) of run B, on the same boards")
+    ap.add_argument("runs", nargs="+", metavar="RESULTS",
+                    help="barbu-eval --out folders (or results.json), in pairs: A B [A2 B2 ...], "
+                         "each pair on the same boards")  # fmt: skip
     args = ap.parse_args(argv)
+    if len(args.runs) < 2 or len(args.runs) % 2:
+        raise SystemExit(f"barbu-compare: give the runs in pairs, A B [A2 B2 ...]: got {len(args.runs)} "
+                         f"({' '.join(args.runs)})")  # fmt: skip
     try:
-        a, b = read_results(args.a), read_results(args.b)
-        print(markdown(a, b, compare(a, b)), end="")
+        runs = [(read_results(x), read_results(y)) for x, y in zip(args.runs[::2], args.runs[1::2])]
+        print("\n".join(markdown(a, b, compare(a, b)) for a, b in runs), end="")
+        if len(runs) > 1:
+            seeds = ", ".join(str(a["config"]["seed"]) for a, _ in runs)
+            title = f"barbu-compare: pooled over the {len(runs)} pairs (seeds {seeds})"
+            print("\n" + markdown(*runs[0], pooled(runs), title), end="")
     except ValueError as e:
         raise SystemExit(f"barbu-compare: {e}") from None
 
