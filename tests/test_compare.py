@@ -86,3 +86,9 @@ def test_several_pairs_are_pooled_board_by_board(tmp_path, capsys):
         main([str(a3), str(b3), str(a4)])
     with pytest.raises(SystemExit, match="differ in seed"):
         main([str(a3), str(b3), str(a4), str(b3)])
+    h3, hh3 = (
+        _run(tmp_path / "h3", "heuristic", opponent="heuristic"),
+        _run(tmp_path / "hh3", "random", opponent="heuristic"),
+    )
+    with pytest.raises(SystemExit, match="different opponents"):
+        main([str(a3), str(b3), str(h3), str(hh3)])

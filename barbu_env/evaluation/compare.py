@@ -91,7 +91,12 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def pooled(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, dict[str, Any]]:
     """:func:`compare`'s rows over the boards of several pairs of runs together (each pair on its own boards, e.g.
-    another seed), contract by contract: each board's difference counts once, whichever pair it comes from."""
+    another seed), contract by contract: each board's difference counts once, whichever pair it comes from.
+    ``ValueError`` when the pairs played against different opponents or line-ups."""
+    kinds = sorted({(str(a["config"].get("agents", [])[1:]), str(a["config"].get("lineup"))) for a, _ in runs})
+    if len(kinds) > 1:
+        raise ValueError(f"the pairs played against different opponents or line-ups ({kinds}): pooled margins "
+                         "would mix them")  # fmt: skip
     by_name: dict[str, list[tuple[float, float]]] = {}
     for a, b in runs:
         for name, pairs in paired_margins(a, b).items():
@@ -127,11 +132,13 @@ def main(argv: list[str] | None = None) -> None:
                          f"({' '.join(args.runs)})")  # fmt: skip
     try:
         runs = [(read_results(x), read_results(y)) for x, y in zip(args.runs[::2], args.runs[1::2])]
-        print("\n".join(markdown(a, b, compare(a, b)) for a, b in runs), end="")
+        tables = [markdown(a, b, compare(a, b)) for a, b in runs]
         if len(runs) > 1:
             seeds = ", ".join(str(a["config"]["seed"]) for a, _ in runs)
-            title = f"barbu-compare: pooled over the {len(runs)} pairs (seeds {seeds})"
-            print("\n" + markdown(*runs[0], pooled(runs), title), end="")
+            tables.append(
+                markdown(*runs[0], pooled(runs), f"barbu-compare: pooled over the {len(runs)} pairs (seeds {seeds})")
+            )
+        print("\n".join(tables), end="")
     except ValueError as e:
         raise SystemExit(f"barbu-compare: {e}") from None
 
