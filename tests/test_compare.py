@@ -63,7 +63,7 @@ def test_missing_or_corrupt_files_are_named(tmp_path):
 
 def test_several_pairs_are_pooled_board_by_board(tmp_path, capsys):
     """Pairs on other seeds: each pair's table, then one over every pair's boards (each board's difference once);
-    an odd number of runs is refused, and a pair on different boards is still refused."""
+    an odd number of runs, a pair on different boards and pairs against other opponents or rules are refused."""
     a3, b3 = _run(tmp_path / "a3", "heuristic"), _run(tmp_path / "b3", "random")
     a4, b4 = _run(tmp_path / "a4", "heuristic", seed="4"), _run(tmp_path / "b4", "random", "--deals", "8", seed="4")
     runs = [(read_results(a3), read_results(b3)), (read_results(a4), read_results(b4))]
@@ -90,5 +90,11 @@ def test_several_pairs_are_pooled_board_by_board(tmp_path, capsys):
         _run(tmp_path / "h3", "heuristic", opponent="heuristic"),
         _run(tmp_path / "hh3", "random", opponent="heuristic"),
     )
-    with pytest.raises(SystemExit, match="different opponents"):
+    with pytest.raises(SystemExit, match=r"pairs 1 and 2 differ in opponents \(\['random'\] and \['heuristic'\]\)"):
         main([str(a3), str(b3), str(h3), str(hh3)])
+    d4, dd4 = (
+        _run(tmp_path / "d4", "heuristic", "--doubling", "classic", seed="4"),
+        _run(tmp_path / "dd4", "random", "--doubling", "classic", seed="4"),
+    )
+    with pytest.raises(SystemExit, match="pairs 1 and 2 differ in rules"):
+        main([str(a3), str(b3), str(d4), str(dd4)])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,15 @@ def read_results(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def differences(ca: dict[str, Any], cb: dict[str, Any], keys: Sequence[str]) -> list[str]:
+    """The ``keys`` in which run configs ``ca`` and ``cb`` differ, then their opponents (every agent after the first)
+    with both values where those differ."""
+    diff = [k for k in keys if ca.get(k) != cb.get(k)]
+    if ca.get("agents", [])[1:] != cb.get("agents", [])[1:]:
+        diff.append(f"opponents ({ca.get('agents', [])[1:]} and {cb.get('agents', [])[1:]})")
+    return diff
+
+
 def paired_margins(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[tuple[float, float]]]:
     """Per contract of deal-mode summaries ``a`` and ``b``: the first agent's margins (a, b) on each board both
     finished. ``ValueError`` when the runs did not play the same boards against the same opponents."""
@@ -44,10 +54,7 @@ def paired_margins(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[tuple
     if ca.get("mode") != "deal" or cb.get("mode") != "deal":
         raise ValueError("barbu-compare compares deal-mode runs (one deal per board); got modes "
                          f"{ca.get('mode')!r} and {cb.get('mode')!r}")  # fmt: skip
-    keys = ("seed", "lineup", "rules", "contracts")
-    diff = [k for k in keys if ca.get(k) != cb.get(k)]
-    if ca.get("agents", [])[1:] != cb.get("agents", [])[1:]:
-        diff.append(f"opponents ({ca.get('agents', [])[1:]} and {cb.get('agents', [])[1:]})")
+    diff = differences(ca, cb, ("seed", "lineup", "rules", "contracts"))
     if diff:
         raise ValueError(f"the two runs did not play the same boards against the same opponents: they differ in "
                          f"{', '.join(diff)}; only the first agent and the number of boards may differ")  # fmt: skip
@@ -92,11 +99,12 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def pooled(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, dict[str, Any]]:
     """:func:`compare`'s rows over the boards of several pairs of runs together (each pair on its own boards, e.g.
     another seed), contract by contract: each board's difference counts once, whichever pair it comes from.
-    ``ValueError`` when the pairs played against different opponents or line-ups."""
-    kinds = sorted({(str(a["config"].get("agents", [])[1:]), str(a["config"].get("lineup"))) for a, _ in runs})
-    if len(kinds) > 1:
-        raise ValueError(f"the pairs played against different opponents or line-ups ({kinds}): pooled margins "
-                         "would mix them")  # fmt: skip
+    ``ValueError`` when the pairs played against different opponents, line-ups or rules."""
+    first = runs[0][0]["config"]
+    for i, (a, _) in enumerate(runs[1:], 2):
+        diff = differences(first, a["config"], ("lineup", "rules"))
+        if diff:
+            raise ValueError(f"pairs 1 and {i} differ in {', '.join(diff)}: pooled margins would mix them")
     by_name: dict[str, list[tuple[float, float]]] = {}
     for a, b in runs:
         for name, pairs in paired_margins(a, b).items():
