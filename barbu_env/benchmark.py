@@ -43,6 +43,9 @@ chance nodes are not counted) per second:
   ``player_0`` the agent and the other seats the heuristic; counts ``agent.act(env, "player_0")`` (the
   observation encoded from the env, the compiled greedy pass, near ties redone in float64) per second of that
   call, for the decisions the PIMC rows count (card play with more than one class of equivalent cards).
+  ``nn-env``: the ``env`` row's loop (``env(mode="deal")``, contracts round-robin, classic doubling) with that
+  agent in all four seats (card play and doubling by its networks, so the deal stays on the env's compiled copy)
+  instead of random moves; counts every decision per second of the whole loop.
   ``nn-batched``: the same networks over batches (``NeuralAgent.card_actions``, the compiled pass over the rows,
   near ties redone in float64) of ``VectorDeals`` states, 1024 games of each of the 7 contracts (doubling off)
   stepped by the compiled heuristic; counts the rows with more than one legal move per second of
@@ -127,6 +130,7 @@ ROWS = (
     "pimc-nn-16",
     "pimc-16-batched",
     "nn-single",
+    "nn-env",
     "nn-batched",
     "eval-python",
     "eval-batched",
@@ -170,8 +174,10 @@ def _engine(doubling: str) -> Callable[[float], float]:
     return run
 
 
-def _aec_loop(make_env: Callable[[], AECEnv], seconds: float, reset_options: Callable[[int], dict] | None) -> float:
-    """The framework loop: ``for agent in env.agent_iter(): obs, ... = env.last(); env.step(...)``."""
+def _aec_loop(make_env: Callable[[], AECEnv], seconds: float, reset_options: Callable[[int], dict] | None,
+              act: Callable[[AECEnv, str], int] | None = None) -> float:  # fmt: skip
+    """The framework loop: ``for agent in env.agent_iter(): obs, ... = env.last(); env.step(...)``, each action
+    random from the mask, or ``act(env, agent)``."""
     e = make_env()
     rnd = random.Random(0)
     n, k = 0, 0
@@ -179,14 +185,17 @@ def _aec_loop(make_env: Callable[[], AECEnv], seconds: float, reset_options: Cal
     while time.perf_counter() - t0 < seconds:
         e.reset(seed=k, options=reset_options(k) if reset_options else None)
         k += 1
-        for _agent in e.agent_iter():
+        for agent in e.agent_iter():
             obs, _r, term, trunc, info = e.last()
             if term or trunc:
                 e.step(None)
                 continue
-            mask = obs["action_mask"] if isinstance(obs, dict) and "action_mask" in obs else info["action_mask"]
-            legal = np.flatnonzero(mask)
-            e.step(int(legal[rnd.randrange(len(legal))]))
+            if act is not None:
+                e.step(act(e, agent))
+            else:
+                mask = obs["action_mask"] if isinstance(obs, dict) and "action_mask" in obs else info["action_mask"]
+                legal = np.flatnonzero(mask)
+                e.step(int(legal[rnd.randrange(len(legal))]))
             n += 1
     return n / (time.perf_counter() - t0)
 
@@ -423,6 +432,13 @@ def _nn_single(seconds: float) -> float:
     return n / spent
 
 
+def _nn_env(seconds: float) -> float:
+    from . import env
+
+    agent = _checkpoints_agent()
+    return _aec_loop(lambda: env(mode="deal"), seconds, lambda k: {"contract": CONTRACTS[k % 7]}, agent.act)
+
+
 def _nn_batched(batch: int) -> Callable[[float], float]:
     def run(seconds: float) -> float:
         from .rules import Rules
@@ -640,6 +656,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "pimc-nn-16": _pimc(16, "compiled", "checkpoints"),
     "pimc-16-batched": _pimc_batched(16, 256),
     "nn-single": _nn_single,
+    "nn-env": _nn_env,
     "nn-batched": _nn_batched(1024),
     "eval-python": _evaluation("python", "heuristic"),
     "eval-batched": _evaluation("batched", "heuristic"),
@@ -678,6 +695,7 @@ RATIOS = (
     ("pimc-16-batched / pimc-16", "pimc-16-batched", "pimc-16", None),
     ("nn-single / pimc-16", "nn-single", "pimc-16", 100.0),
     ("nn-batched / pimc-16", "nn-batched", "pimc-16", 100.0),
+    ("nn-env / env", "nn-env", "env", None),
     ("nn-batched / pimc-16-batched", "nn-batched", "pimc-16-batched", 100.0),
     ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
     ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),

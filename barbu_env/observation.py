@@ -528,6 +528,22 @@ def _assemble(x: int, numeric: list[float], lay: Layout, out: np.ndarray | None)
     return out
 
 
+#: Contract names by their entry in the contract-indexed blocks (:data:`_CONTRACT_INDEX` inverted).
+_CONTRACT_BY_INDEX = (*CONTRACT_NAMES, ANTI_SALAD)
+
+
+def phase_and_contract(obs: np.ndarray, rules: Rules) -> tuple[int, str | None]:
+    """The phase (``Phase``, R2.3) and the declared contract's name that an observation under ``rules`` shows
+    (blocks ``phase`` and ``contract``): None before the declaration and in an R2.4 tie-break deal, whose
+    observation marks ``extra_deal`` instead. Reads two small blocks: no ``Deal`` is needed."""
+    blocks = layout(rules).blocks
+    off, size = blocks["phase"]
+    phase = obs[off : off + size].tolist().index(1.0)
+    off, size = blocks["contract"]
+    row = obs[off : off + size].tolist()
+    return phase, _CONTRACT_BY_INDEX[row.index(1.0)] if 1.0 in row else None
+
+
 def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
     """The entries of block ``name`` of an observation under ``rules`` (a view); see :func:`block`."""
     off, size = layout(rules).blocks[name]
@@ -536,5 +552,5 @@ def block_of(obs: np.ndarray, name: str, rules: Rules) -> np.ndarray:
 
 __all__ = [
     "BIT_BLOCKS", "BLOCKS", "MATCH_BLOCKS", "NUM_BITS", "NUM_BLOCKS", "OBS_SIZE", "Layout", "block", "block_of",
-    "encode", "layout", "match_rows", "match_spans", "observation_bounds",
+    "encode", "layout", "match_rows", "match_spans", "observation_bounds", "phase_and_contract",
 ]  # fmt: skip

@@ -13,7 +13,8 @@ import numpy as np
 
 from barbu_env.actions import PASS, action_id, action_name
 from barbu_env.cards import SUITS, cards_of, deck_mask, parse_card, parse_cards
-from barbu_env.engine.deal import Deal
+from barbu_env.engine.deal import Deal, Phase
+from barbu_env.engine.match import Match
 from barbu_env.rules import Rules
 
 C, D, H, S = range(4)
@@ -350,3 +351,19 @@ def mid_deals(rules: Rules, n: int, seed: int, contracts: list[str] | None = Non
         if d.phase != OVER:
             out.append(d)
     return out
+
+
+def finish_with_tie(rules: Rules, first: int = 0) -> Match:
+    """A match played to its last deal, whose totals are then set so that the last deal (a renege by
+    seat 3: -|total| for seat 3, 0 for the rest) leaves seats 0 and 1 tied on top."""
+    m = Match(rules, np.random.default_rng(0), first_declarer=first)
+    rng = np.random.default_rng(1)
+    while m.deal_no < m.num_deals - 1:
+        legal = m.legal_actions()
+        m.apply(legal[int(rng.integers(len(legal)))])
+    while m.deal.phase != Phase.PLAY and m.deal.phase != Phase.FANTAN:
+        m.apply(m.legal_actions()[-1])
+    m.totals = [10, 10, 5, 0]
+    m.deal.renege(3)
+    m.end_deal()
+    return m

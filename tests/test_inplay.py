@@ -247,3 +247,33 @@ def test_a_deal_changed_by_its_reader_is_followed():
     assert e.deal.is_over and all(e.terminations.values())
     for s, agent in enumerate(e.possible_agents):
         assert np.array_equal(e.observe(agent)["observation"], encode(e.deal, s))
+
+
+@pytest.mark.parametrize("mode", ["deal", "match"])
+def test_checkpoint_agents_leave_the_deal_on_the_compiled_copy(mode):
+    """``NeuralAgent`` decides from the observation alone (phase and contract read from it): with the shipped
+    networks (card play, declaration and doubling, R2.3, R6) in all four seats the env never builds the ``Deal``,
+    and every action is the one the same agents take where the engine plays the deal (``env.deal`` read each step)."""
+    pytest.importorskip("torch")
+    from barbu_env.agents import make
+
+    agents = [make("checkpoints", seed=s) for s in range(4)]
+    assert all(a.learned is not None for a in agents)  # the declaration and the doubling are the networks' too
+    fast, slow = barbu_env.env(mode=mode), barbu_env.env(mode=mode)
+    for seed in range(3 if mode == "deal" else 1):
+        fast.reset(seed=seed)
+        slow.reset(seed=seed)
+        steps = 0
+        for name in fast.agent_iter(max_iter=200):
+            assert slow.unwrapped.deal is not None and isinstance(slow.unwrapped._play, EnginePlay)
+            if fast.terminations[name]:
+                fast.step(None)
+                slow.step(None)
+                continue
+            a = agents[int(name[-1])].act(fast, name)
+            assert isinstance(fast.unwrapped._play, CompiledPlay), steps
+            assert a == agents[int(name[-1])].act(slow, name)
+            fast.step(a)
+            slow.step(a)
+            steps += 1
+        assert steps >= 50

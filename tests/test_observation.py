@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+from helpers import finish_with_tie
 
 from barbu_env import observation as ob
 from barbu_env.actions import action_id
@@ -81,6 +82,28 @@ def _digest(preset: str, mode: str, steps: int = 400) -> str:
 @pytest.mark.parametrize("preset, mode", sorted(GOLDEN))
 def test_observations_are_the_pinned_ones(preset, mode):
     assert _digest(preset, mode) == GOLDEN[preset, mode]
+
+
+@pytest.mark.parametrize("rules", [Rules(), load_rules("king5"), Rules(players=3),
+                                   Rules(salad=True, positive=["salad"]), Rules(tiebreak="extra_deals")])  # fmt: skip
+def test_phase_and_contract_are_read_from_the_observation(rules):
+    """``phase_and_contract``: every seat's observation names the deal's phase (R2.3) and its declared contract
+    (None before the declaration, R2.3, and in an R2.4 tie-break deal), along seeded matches of random play."""
+    rng = np.random.default_rng(5)
+    seen: set[tuple[int, str | None]] = set()
+    for k in range(2):
+        m = finish_with_tie(rules) if k == 0 and rules.tiebreak == "extra_deals" else Match(rules, rng)
+        while not m.is_over:
+            d = m.deal
+            name = None if d.contract is None or d.contract_text == "extra_deal" else d.contract.name
+            for seat in range(rules.players):
+                assert ob.phase_and_contract(ob.encode(d, seat, m), rules) == (int(d.phase), name)
+            seen.add((int(d.phase), name))
+            legal = m.legal_actions()
+            m.apply(legal[int(rng.integers(len(legal)))])
+    assert (0, None) in seen and any(p == 3 for p, _ in seen) == ("fantan" in {n for _, n in seen})
+    assert len({n for _, n in seen}) >= 8
+    assert ((2, None) in seen) == (rules.tiebreak == "extra_deals")  # the tie-break deals' play
 
 
 def test_observations_in_bounds_along_random_deals():

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from helpers import SUIT_HANDS, legal_names
+from helpers import SUIT_HANDS, finish_with_tie, legal_names
 
 from barbu_env import Match, Rules
 from barbu_env.actions import action_id, action_name
@@ -140,22 +140,6 @@ def test_fixed_first_deal() -> None:
     assert m.deal.hands[2] >> 26 & 1  # 2H is seat 2's
     with pytest.raises(ValueError, match="not available"):
         Match(Rules(), 0, hands=SUIT_HANDS, contract="ravage_city")
-
-
-def finish_with_tie(rules: Rules, first: int = 0) -> Match:
-    """A match played to its last deal, whose totals are then set so that the last deal (a renege by
-    seat 3: -|total| for seat 3, 0 for the rest) leaves seats 0 and 1 tied on top."""
-    m = Match(rules, np.random.default_rng(0), first_declarer=first)
-    rng = np.random.default_rng(1)
-    while m.deal_no < m.num_deals - 1:
-        legal = m.legal_actions()
-        m.apply(legal[int(rng.integers(len(legal)))])
-    while m.deal.phase != Phase.PLAY and m.deal.phase != Phase.FANTAN:
-        m.apply(m.legal_actions()[-1])
-    m.totals = [10, 10, 5, 0]
-    m.deal.renege(3)
-    m.end_deal()
-    return m
 
 
 def test_r2_4_ties_stand_by_default() -> None:

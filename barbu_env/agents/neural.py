@@ -31,7 +31,7 @@ import numpy as np
 from ..actions import NUM_ACTIONS
 from ..engine import InfoState
 from ..engine.deal import DECLARE, DOUBLE, FANTAN_PLAY, PLAY
-from ..observation import encode
+from ..observation import encode, phase_and_contract
 from ..options import as_bool
 from .base import Agent
 
@@ -192,16 +192,19 @@ class NeuralAgent(Agent):
         return net
 
     def choose(self, env: Any, agent_name: str) -> int:
-        deal = env.unwrapped.deal
-        role = self._bidding_role(deal.phase)
+        """The decision from the env's observation and mask alone (phase and contract read from it,
+        :func:`~barbu_env.observation.phase_and_contract`): the agent never asks for the env's ``Deal``, so a deal
+        the env plays on its compiled copy stays there (``barbu_env.inplay``). The fallback's decisions are its own."""
+        u = env.unwrapped
+        o = u.observe(agent_name)
+        obs, mask = o["observation"], o["action_mask"]
+        phase, contract = phase_and_contract(obs, u.rules)
+        role = self._bidding_role(phase)
         if role is not None and self.learned is not None:
-            o = env.observe(agent_name)
-            return self.learned.choose(role, o["observation"], o["action_mask"])
-        net = self.nets.get(deal.contract.name) if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else None
-        if net is None:
+            return self.learned.choose(role, obs, mask)
+        if phase not in (PLAY, FANTAN_PLAY) or contract not in self.nets:  # None: an R2.4 tie-break deal
             return self.fallback.act(env, agent_name)
-        o = env.observe(agent_name)
-        return self._decide(deal.contract.name, o["observation"], o["action_mask"])
+        return self._decide(contract, obs, mask)
 
     def act_info(self, info: InfoState) -> int:
         """Engine-level play (no env): the observation of ``info.seat`` is encoded from a deal
