@@ -29,6 +29,11 @@ chance nodes are not counted) per second:
   then ``Deal.apply``, as in PIMC's rollouts), the 7 classic contracts round-robin, classic doubling;
   ``heuristic-vector-4096``: the same on ``VectorDeals`` with 4096 games, each step the compiled heuristic's
   actions (``VectorDeals.heuristic_actions``) then ``step()``, one thread. Both count heuristic decisions.
+  ``heuristic-env``: the ``env`` row's loop with ``agents.make("heuristic")`` acting in all four seats
+  (``agent.act(env, agent)``: on the env's compiled copy, ``Mirror.heuristic``); counts every decision.
+  ``sb3-heuristic``: ``wrappers.sb3.BarbuSingleAgentEnv`` (Gymnasium, one learner seat) against three heuristic
+  opponents, the 7 classic contracts drawn per episode, ``normalize=True``, classic doubling, the learner's
+  moves random from ``action_masks()``; counts the learner's steps (each plays the opponents up to its next turn).
 - ``pimc-python-16`` / ``pimc-16`` / ``pimc-128``: ``agents.make("pimc:samples=S")`` with Python rollouts
   (``rollouts=python``) / compiled rollouts; seat 0's card decisions with a choice (more than one class of
   equivalent cards) in heuristic deals of the 7 contracts; counts those decisions per second of PIMC time
@@ -124,6 +129,8 @@ ROWS = (
     "vector-4096-noobs",
     "heuristic-python",
     "heuristic-vector-4096",
+    "heuristic-env",
+    "sb3-heuristic",
     "pimc-python-16",
     "pimc-16",
     "pimc-128",
@@ -432,6 +439,32 @@ def _nn_single(seconds: float) -> float:
     return n / spent
 
 
+def _heuristic_env(seconds: float) -> float:
+    from . import env
+    from .agents import make
+
+    agent = make("heuristic", seed=0)
+    return _aec_loop(lambda: env(mode="deal"), seconds, lambda k: {"contract": CONTRACTS[k % 7]}, agent.act)
+
+
+def _sb3_heuristic(seconds: float) -> float:
+    from .wrappers.sb3 import BarbuSingleAgentEnv
+
+    names = [c.split(":")[0] for c in CONTRACTS]
+    e = BarbuSingleAgentEnv(opponents="heuristic", contracts=names, normalize=True, seed=0)
+    rnd = random.Random(0)
+    e.reset()
+    n = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        legal = np.flatnonzero(e.action_masks())
+        _obs, _r, done, _trunc, _info = e.step(int(legal[rnd.randrange(len(legal))]))
+        n += 1
+        if done:
+            e.reset()
+    return n / (time.perf_counter() - t0)
+
+
 def _nn_env(seconds: float) -> float:
     from . import env
 
@@ -650,6 +683,8 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "vector-4096-noobs": _vector(4096, observe="none"),
     "heuristic-python": _heuristic_python,
     "heuristic-vector-4096": _heuristic_vector(4096),
+    "heuristic-env": _heuristic_env,
+    "sb3-heuristic": _sb3_heuristic,
     "pimc-python-16": _pimc(16, "python"),
     "pimc-16": _pimc(16, "compiled"),
     "pimc-128": _pimc(128, "compiled"),
@@ -690,6 +725,7 @@ RATIOS = (
     ("vector-4096-packed / pyspiel", "vector-4096-packed", "pyspiel-hearts", 8.0),
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
     ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
+    ("heuristic-env / env", "heuristic-env", "env", None),
     ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
     ("pimc-16 / pimc-nn-16", "pimc-16", "pimc-nn-16", None),
     ("pimc-16-batched / pimc-16", "pimc-16-batched", "pimc-16", None),

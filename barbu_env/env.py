@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -62,6 +62,9 @@ from .inplay import CompiledPlay, DealInPlay, EnginePlay
 from .observation import layout
 from .render import render_text
 from .rules import Rules, load_rules
+
+if TYPE_CHECKING:
+    from .vector.single import Mirror
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
 __all__ = ["AGENTS", "MODES", "env", "raw_env"]
@@ -174,6 +177,28 @@ class raw_env(AECEnv):
         """The current engine deal (in match mode, the match's current deal; None before reset); the engine takes
         over the deal in play."""
         return None if self._play is None else self._engine().deal()
+
+    @property
+    def compiled_deal(self) -> Mirror | None:
+        """The compiled copy the deal in play is on (``vector.single.Mirror``: read it, never step it), or None where
+        the engine plays the deal. An agent with a compiled form decides from it without building the ``Deal``
+        (the heuristic: ``Mirror.heuristic``), so the deal stays on the copy."""
+        play = self._play
+        return play._mirror if isinstance(play, CompiledPlay) else None
+
+    @property
+    def contract_text(self) -> str | None:
+        """The declared contract of the deal in play as ``Deal.contract_text`` gives it (``"no_queens"``,
+        ``"trumps:S"``, ``"fantan:5"``; None before the declaration, R2.3, and before reset), read without
+        building the ``Deal``."""
+        return None if self._play is None else self._play.contract_text()
+
+    @property
+    def deal_scores(self) -> list[int] | None:
+        """Each seat's score of the deal in play once it is over (contract + doubling settlement, R8.1), else None;
+        read without building the ``Deal``."""
+        play = self._play
+        return None if play is None or play.seat >= 0 else play.scores()
 
     @property
     def match(self) -> Match | None:

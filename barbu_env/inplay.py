@@ -1,7 +1,8 @@
 """A deal in play: what the AEC env needs of the deal being played, and its two implementations (RULES.md R3-R9).
 
 :class:`DealInPlay` is the seam: ``apply(action)``, the seat on move, ``observe(seat)``, ``mask()``, the
-scores once the deal is over, and ``deal()``, the engine :class:`~barbu_env.engine.deal.Deal` it has reached.
+scores once the deal is over, the declared contract's text, and ``deal()``, the engine
+:class:`~barbu_env.engine.deal.Deal` it has reached.
 
 - :class:`EnginePlay`: the engine ``Deal`` (the reference) and the reference encoder
   (:func:`barbu_env.observation.encode`; for Barbu King the compiled one that gives the same arrays,
@@ -63,6 +64,10 @@ class DealInPlay(Protocol):
 
     def scores(self) -> list[int]:
         """Each seat's score once the deal is over (contract + doubling settlement, R8.1)."""
+        ...
+
+    def contract_text(self) -> str | None:
+        """The declared contract as ``Deal.contract_text`` gives it (None before the declaration, R2.3)."""
         ...
 
     def deal(self) -> Deal:
@@ -134,6 +139,9 @@ class EnginePlay:
 
     def scores(self) -> list[int]:
         return list(self._deal.scores or ())
+
+    def contract_text(self) -> str | None:
+        return self._deal.contract_text
 
     def deal(self) -> Deal:
         return self._deal
@@ -224,6 +232,9 @@ class CompiledPlay:
 
     def scores(self) -> list[int]:
         return self._mirror.scores.tolist()
+
+    def contract_text(self) -> str | None:
+        return self._mirror.contract_text()
 
     def record(self, number: int) -> DealRecord:
         """The finished deal's record as deal ``number`` of a match (``Match.score_deal``), from the compiled copy:

@@ -249,31 +249,73 @@ def test_a_deal_changed_by_its_reader_is_followed():
         assert np.array_equal(e.observe(agent)["observation"], encode(e.deal, s))
 
 
-@pytest.mark.parametrize("mode", ["deal", "match"])
-def test_checkpoint_agents_leave_the_deal_on_the_compiled_copy(mode):
-    """``NeuralAgent`` decides from the observation alone (phase and contract read from it): with the shipped
-    networks (card play, declaration and doubling, R2.3, R6) in all four seats the env never builds the ``Deal``,
-    and every action is the one the same agents take where the engine plays the deal (``env.deal`` read each step)."""
-    pytest.importorskip("torch")
+def _same_actions_on_the_copy(specs: list[str], mode: str, rules: str | dict, games: int) -> int:
+    """Play the agents of ``specs`` (one per seat) through two envs: one left alone, one whose ``Deal`` is read
+    each step (the engine plays it); every action must be the same and the first env's deal must stay on the
+    compiled copy. Returns the decisions compared."""
     from barbu_env.agents import make
 
-    agents = [make("checkpoints", seed=s) for s in range(4)]
-    assert all(a.learned is not None for a in agents)  # the declaration and the doubling are the networks' too
-    fast, slow = barbu_env.env(mode=mode), barbu_env.env(mode=mode)
-    for seed in range(3 if mode == "deal" else 1):
+    opts = rules if isinstance(rules, dict) else {"rules": rules}
+    agents = [make(spec, seed=s) for s, spec in enumerate(specs)]
+    fast, slow = barbu_env.env(mode=mode, **opts), barbu_env.env(mode=mode, **opts)
+    steps = 0
+    for seed in range(games):
         fast.reset(seed=seed)
         slow.reset(seed=seed)
-        steps = 0
-        for name in fast.agent_iter(max_iter=200):
+        for name in fast.agent_iter(max_iter=400):
             assert slow.unwrapped.deal is not None and isinstance(slow.unwrapped._play, EnginePlay)
             if fast.terminations[name]:
                 fast.step(None)
                 slow.step(None)
                 continue
             a = agents[int(name[-1])].act(fast, name)
-            assert isinstance(fast.unwrapped._play, CompiledPlay), steps
-            assert a == agents[int(name[-1])].act(slow, name)
+            assert a == agents[int(name[-1])].act(slow, name), steps
+            assert fast.unwrapped.contract_text == slow.unwrapped.deal.contract_text
+            assert fast.unwrapped.deal_scores is None
+            assert isinstance(fast.unwrapped._play, CompiledPlay) and fast.unwrapped.compiled_deal is not None, steps
             fast.step(a)
             slow.step(a)
             steps += 1
-        assert steps >= 50
+        if mode == "deal":
+            assert fast.unwrapped.deal_scores == slow.unwrapped.deal.scores and len(fast.unwrapped.deal_scores) == 4
+    return steps
+
+
+def test_framework_envs_against_the_heuristic_stay_on_the_compiled_copy():
+    """The Gymnasium single-agent env (``wrappers.sb3``) with heuristic opponents and ``normalize=True`` reads
+    the contract (its ``info`` and reward scale) and the final points without building the ``Deal``."""
+    from barbu_env.wrappers.sb3 import BarbuSingleAgentEnv
+
+    env = BarbuSingleAgentEnv(
+        opponents="heuristic", contracts=["no_queens", "trumps"], normalize=True, seed=1, doubling="off"
+    )
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        _, info = env.reset()
+        assert info["contract"].split(":")[0] in ("no_queens", "trumps")
+        done = False
+        while not done:
+            assert isinstance(env.raw._play, CompiledPlay)
+            _, reward, done, _, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            assert abs(reward) <= 1.0  # divided by |contract total| (no doubles)
+        assert isinstance(env.raw._play, CompiledPlay)
+        assert info["points"] == env.raw.deal.scores[env.seat]
+
+
+@pytest.mark.parametrize("mode", ["deal", "match"])
+@pytest.mark.parametrize("rules", ["classic", "ravage_city", "basic32", "rotate", *OPTIONS])
+def test_heuristic_agents_leave_the_deal_on_the_compiled_copy(mode, rules):
+    """``HeuristicAgent`` plays on the env's compiled copy (``Mirror.heuristic``): the actions of the heuristic in
+    every seat (declaration, doubling with R6.4, trick play, Fantan: R2.3, R5-R7) are those it takes from the
+    engine's ``Deal``, and the env never builds the ``Deal``."""
+    assert _same_actions_on_the_copy(["heuristic"] * 4, mode, rules, 4 if mode == "deal" else 1) >= 150
+
+
+@pytest.mark.parametrize("mode", ["deal", "match"])
+def test_checkpoint_agents_leave_the_deal_on_the_compiled_copy(mode):
+    """``NeuralAgent`` decides from the observation alone (phase and contract read from it): the shipped networks
+    (card play, declaration and doubling, R2.3, R6) in two seats and the heuristic in the others take the actions
+    they take where the engine plays the deal, and the env never builds the ``Deal``."""
+    pytest.importorskip("torch")
+    specs = ["checkpoints", "heuristic", "checkpoints", "heuristic"]
+    assert _same_actions_on_the_copy(specs, mode, "classic", 3 if mode == "deal" else 1) >= 150

@@ -69,7 +69,7 @@ class TableRunner:
         if self.save_games is not None:
             self._save(self.save_games, board, seating)
         if board.seed is None:
-            return Game(seating, list(raw.deal.scores))
+            return Game(seating, raw.deal_scores)
         m = raw.match
         return Game(seating, list(m.totals), len(m.records), list(m.winners or []), list(m.records))
 

@@ -5,9 +5,10 @@ kernels in one int64 buffer (laid out here, read by the ``mirror_*`` kernels of 
 each kernel call takes one array for all of them. ``load(deal)`` copies a fresh ``Deal``; ``step(action)``
 applies the action and, in the same call, writes the observation row and the action mask of the seat now
 on move into :attr:`Mirror.row` / :attr:`Mirror.mask`; ``observe(seat)`` writes another seat's row. Each is
-the array of ``observation.encode`` / ``Deal.legal_actions`` (the tests compare them). In a match, ``load``
-takes each seat's match blocks of the observation (constant within a deal) and the kernels write them into
-the rows; once the deal is over, :meth:`Mirror.result` gives its score sheet without building the ``Deal``.
+the array of ``observation.encode`` / ``Deal.legal_actions`` (the tests compare them); ``heuristic()`` gives
+the heuristic agent's action for the seat on move. In a match, ``load`` takes each seat's match blocks of the
+observation (constant within a deal) and the kernels write them into the rows; once the deal is over,
+:meth:`Mirror.result` gives its score sheet without building the ``Deal``.
 
 Importing this module imports numba: the env imports it only when it builds a mirror. Kernels are
 compiled on first use and cached on disk (``cache=True``).
@@ -29,6 +30,7 @@ from .jit.mirror import (
     INIT_FIELDS,
     M_SIZE,
     layout,
+    mirror_heuristic,
     mirror_load,
     mirror_observe,
     mirror_result,
@@ -55,6 +57,7 @@ class Mirror:
         self._starts: dict[tuple[int, str | None], np.ndarray] = {}  # (declarer, contract) -> set-up vector
         self.seat = -1
         self.steps = 0
+        self._hv: np.ndarray | None = None  # the heuristic's card values, on its first call
         mirror_step(self._buf, self.row, self.mask, -1)  # load (or compile) the kernels now, not in the first deal
         mirror_observe(self._buf, self.other, 0)
         mirror_load(self._buf, self._init, self.row, self.mask)
@@ -114,10 +117,13 @@ class Mirror:
         (R6.5) and scores (R8.1)."""
         out = np.zeros(12, I64)
         mirror_result(self._buf, out)
+        return self.contract_text(), out[8:12].tolist(), out[:4].tolist(), out[4:8].tolist(), self.scores.tolist()
+
+    def contract_text(self) -> str | None:
+        """The declared contract as ``Deal.contract_text`` gives it (None before the declaration, R2.3)."""
         x = self._buf
-        name = self.tables.names[int(x[CONTRACT])]
-        text = contract_text(name, int(x[TRUMP]), int(x[FANTAN_RANK]))
-        return text, out[8:12].tolist(), out[:4].tolist(), out[4:8].tolist(), self.scores.tolist()
+        k = int(x[CONTRACT])
+        return None if k < 0 else contract_text(self.tables.names[k], int(x[TRUMP]), int(x[FANTAN_RANK]))
 
     def step(self, action: int) -> int:
         """Apply ``action``; the seat now on move (-1: over; -2: ``action`` is illegal, nothing changed)."""
@@ -126,6 +132,15 @@ class Mirror:
             self.seat = s
             self.steps += 1
         return s
+
+    def heuristic(self) -> int:
+        """The heuristic agent's action for the seat on move (``agents.heuristic.heuristic_action``, compiled:
+        ``vector.heuristic``), -1 once the deal is over."""
+        if self._hv is None:
+            from .heuristic import heuristic_tables
+
+            self._hv = heuristic_tables(self.tables)
+        return int(mirror_heuristic(self._buf, self._hv))
 
     def observe(self, seat: int) -> np.ndarray:
         """The observation of ``seat``, written into :attr:`other` (returned)."""

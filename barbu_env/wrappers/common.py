@@ -121,16 +121,17 @@ def reward_normaliser(raw: Any) -> float:
     """What ``normalize=True`` divides the rewards of ``raw`` (a ``barbu_env.env`` ``raw_env``) by: in deal mode
     the deal's ``|contract total|`` (:func:`contract_scale`, one value scale for every contract); in match mode
     the largest ``|contract total|`` of the rules (:func:`match_scale`, a constant, so a policy still
-    maximises the match total, R8.3)."""
-    return contract_scale(raw.deal) if raw.mode == "deal" else match_scale(raw.rules)
+    maximises the match total, R8.3). Reads ``raw.contract_text``, so the deal stays on the env's compiled copy."""
+    return contract_scale(raw.contract_text, raw.rules) if raw.mode == "deal" else match_scale(raw.rules)
+
+
+def contract_scale(text: str | None, rules: Rules) -> float:
+    """``|contract total|`` (E5) of the declared contract ``text`` (``Deal.contract_text``) under ``rules``, the
+    per-contract reward normaliser (``Contract.scale``: 1 if 0); 1 before the declaration."""
+    return 1.0 if text is None else contract_table(rules)[text.split(":")[0]].scale(rules)
 
 
 @cache
 def match_scale(rules: Rules) -> float:
     """The largest ``|contract total|`` (E5) among the contracts of ``rules``: 65 for classic Barbu (Trumps)."""
     return float(max(abs(c.total(rules)) for c in contract_table(rules).values()) or 1)
-
-
-def contract_scale(deal: Deal) -> float:
-    """``|contract total|`` of the deal's contract (E5), the per-contract reward normaliser; 1 if 0."""
-    return deal.contract.scale(deal.rules) if deal.contract is not None else 1.0

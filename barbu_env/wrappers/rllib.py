@@ -171,7 +171,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         if any("illegal_action" in info for info in self.raw.infos.values()):
             return -self.raw.illegal_penalty if "illegal_action" in self.raw.infos[self._names[seat]] else 0.0
         match = self.raw.match
-        return float(match.totals[seat] if match is not None else self.raw.deal.scores[seat])
+        return float(match.totals[seat] if match is not None else self.raw.deal_scores[seat])
 
 
 # ================================================================================= PPO config

@@ -189,8 +189,7 @@ class BarbuSingleAgentEnv(gym.Env):
         if "illegal_action" in self.raw.infos.get(self.agent, {}):
             return -self.raw.illegal_penalty
         match = self.raw.match
-        return float(match.totals[self.seat] if match is not None else self.raw.deal.scores[self.seat])
+        return float(match.totals[self.seat] if match is not None else self.raw.deal_scores[self.seat])
 
     def _info(self) -> dict[str, Any]:
-        deal = self.raw.deal
-        return {"seat": self.seat, "contract": deal.contract_text}
+        return {"seat": self.seat, "contract": self.raw.contract_text}

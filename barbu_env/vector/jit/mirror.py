@@ -33,6 +33,7 @@ from .common import (
     TRUMP,
     kernel,
 )
+from .heuristic import _heuristic_game
 from .obs import _mask_row, _obs_row
 from .rules import _apply_game, _clear_game, _contract_scores, _is_legal, _legal_game
 
@@ -121,6 +122,13 @@ def mirror_observe(buf: np.ndarray, row: np.ndarray, s: int) -> None:
     words = buf[B_WORDS:B_MATCH].view(np.uint64).reshape((1, NUM_WORDS))
     _obs_row(buf[:NUM_COLUMNS].reshape((1, NUM_COLUMNS)), buf[B_TABLES:], 0, s, words, row.reshape((1, OBS_SIZE)))
     _match_entries(buf, row, s)
+
+
+@kernel()
+def mirror_heuristic(buf: np.ndarray, hv: np.ndarray) -> int:
+    """The heuristic agent's action for the seat on move (``heuristic.heuristic_actions`` on the batch-1 state;
+    ``hv``: ``vector.heuristic.heuristic_tables``), -1 once the deal is over."""
+    return _heuristic_game(buf[:NUM_COLUMNS].reshape((1, NUM_COLUMNS)), buf[B_TABLES:], hv, 0)
 
 
 @kernel()
