@@ -45,9 +45,11 @@ chance nodes are not counted) per second:
   skips those) per second of ``pimc_actions``.
 - ``nn-single``: the shipped ``checkpoints/`` networks (greedy, needs torch; one torch thread) one decision at a
   time as an env user asks for it: ``env(mode="deal")``, the 7 contracts round-robin, classic doubling,
-  ``player_0`` the agent and the other seats the heuristic; counts ``agent.act(env, "player_0")`` (the
-  observation encoded from the env, the compiled greedy pass, near ties redone in float64) per second of that
-  call, for the decisions the PIMC rows count (card play with more than one class of equivalent cards).
+  ``player_0`` the agent and the other seats the heuristic, each deal's hands drawn by the loop and passed to
+  ``reset``; counts ``agent.act(env, "player_0")`` (the env's observation, the compiled greedy pass, near ties
+  redone in float64) per second of that call, for the decisions the PIMC rows count (card play with more than
+  one class of equivalent cards, told by the loop's own ``Deal`` of the same actions, so that the env's deal
+  stays on its compiled copy as in a user's loop of these agents: the env writes each observation in its step).
   ``nn-env``: the ``env`` row's loop (``env(mode="deal")``, contracts round-robin, classic doubling) with that
   agent in all four seats (card play and doubling by its networks, so the deal stays on the env's compiled copy)
   instead of random moves; counts every decision per second of the whole loop.
@@ -412,21 +414,25 @@ def _nn_single(seconds: float) -> float:
     from . import env
     from .agents import make
     from .agents.pimc import candidate_moves
-    from .engine.deal import FANTAN_PLAY, PLAY
+    from .cards import cards_of
+    from .engine.deal import FANTAN_PLAY, PLAY, Deal, deal_hands
+    from .rules import Rules
 
     agent = _checkpoints_agent()
     other = make("heuristic", seed=0)
     e = env(mode="deal")
+    rules, rng = Rules(), np.random.default_rng(0)
     n, k, spent = 0, 0, 0.0
     while spent < seconds:
-        e.reset(seed=k, options={"contract": CONTRACTS[k % 7]})
+        hands, contract = deal_hands(rng, rules), CONTRACTS[k % 7]
+        e.reset(seed=k, options={"hands": [cards_of(h) for h in hands], "contract": contract, "declarer": 0})
+        d = Deal.from_hands(hands, 0, contract, rules)  # the loop's own copy: which decisions count, untimed
         k += 1
         for name in e.agent_iter():
             _obs, _r, term, trunc, _info = e.last()
             if term or trunc:
                 e.step(None)
                 continue
-            d = e.unwrapped.deal
             if name == "player_0" and d.phase in (PLAY, FANTAN_PLAY) and len(
                     candidate_moves(d, 0, d.legal_actions())) > 1:  # fmt: skip
                 t0 = time.perf_counter()
@@ -436,6 +442,7 @@ def _nn_single(seconds: float) -> float:
             else:
                 a = other.act(e, name)
             e.step(a)
+            d.apply(a)
     return n / spent
 
 
