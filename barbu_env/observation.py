@@ -171,7 +171,8 @@ NUM_BLOCKS: tuple[tuple[str, int, float, float], ...] = (
 
 #: Entry of each contract in the contract-indexed blocks (``contract``, ``available``, ``remaining``): the order of
 #: ``CONTRACT_NAMES``, then ``anti_salad`` (R10.3), which only the layouts of rules with a positive salad hold.
-_CONTRACT_INDEX = {n: i for i, n in enumerate((*CONTRACT_NAMES, ANTI_SALAD))}
+_CONTRACT_BY_INDEX = (*CONTRACT_NAMES, ANTI_SALAD)
+_CONTRACT_INDEX = {n: i for i, n in enumerate(_CONTRACT_BY_INDEX)}
 
 
 _RULES_BITS: dict[int, tuple[Rules, int]] = {}
@@ -526,10 +527,6 @@ def _assemble(x: int, numeric: list[float], lay: Layout, out: np.ndarray | None)
     out[: lay.num_bits] = bits
     out[lay.num_bits :] = numeric
     return out
-
-
-#: Contract names by their entry in the contract-indexed blocks (:data:`_CONTRACT_INDEX` inverted).
-_CONTRACT_BY_INDEX = (*CONTRACT_NAMES, ANTI_SALAD)
 
 
 def phase_and_contract(obs: np.ndarray, rules: Rules) -> tuple[int, str | None]:
