@@ -164,22 +164,23 @@ class BarbuSingleAgentEnv(gym.Env):
         return r
 
     def _play_opponents(self) -> tuple[float, bool]:
-        """Opponents move until the learner is on move or the episode is over: (learner's reward, over)."""
-        aec, raw = self.aec, self.raw
+        """Opponents move until the learner is on move or the episode is over: (learner's reward, over). Their
+        actions (legal: the agents' own) go to the raw env, past PettingZoo's checking wrappers."""
+        raw = self.raw
         reward = 0.0
         while True:
             if not raw.agents or all(raw.terminations.values()) or all(raw.truncations.values()):
                 return reward, True
-            current = aec.agent_selection
+            current = raw.agent_selection
             if current == self.agent:
                 return reward, False
             seat = raw.agent_name_mapping[current]
             agent = self.opponents[(seat - self.seat - 1) % self.n]
-            aec.step(agent.act(aec, current))
+            raw.step(agent.act(raw, current))
             reward += self._take_reward()
 
     def _obs(self) -> Any:
-        o = self.aec.observe(self.agent)  # the mask is all zeros once the episode is over
+        o = self.raw.observe(self.agent)  # the mask is all zeros once the episode is over
         self._mask = o["action_mask"]
         return o if self.dict_obs else o["observation"]
 
