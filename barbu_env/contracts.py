@@ -135,6 +135,13 @@ def contract_table(rules: Rules) -> dict[str, Contract]:
     return dict(_contract_table(rules))
 
 
+def contract_scale(text: str | None, rules: Rules) -> float:
+    """``|contract total|`` (E5) under ``rules`` of the contract ``text`` names (a name, or ``Deal.contract_text``
+    such as ``"trumps:S"``): the unit of the rewards of ``normalize=True`` and of the trainers' value targets
+    (``Contract.scale``: 1 where the total is 0); 1 for None (before the declaration)."""
+    return 1.0 if text is None else _contract_table(rules)[text.split(":")[0]].scale(rules)
+
+
 @cache
 def _contract_table(rules: Rules) -> dict[str, Contract]:
     if rules.king:

@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from barbu_env.agents import make  # noqa: E402
-from barbu_env.contracts import contract_table  # noqa: E402
+from barbu_env.contracts import contract_scale, contract_table  # noqa: E402
 from barbu_env.evaluation import evaluate  # noqa: E402
 from barbu_env.nn import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
 from barbu_env.rules import Rules  # noqa: E402
@@ -25,7 +25,7 @@ from barbu_env.vector.encode import unpack_observations  # noqa: E402
 from training import dmc_selfplay  # noqa: E402
 from training.common import load_config  # noqa: E402
 from training.dmc_selfplay import Collector, SelfPlayConfig, eval_rules, vector_margin  # noqa: E402
-from training.selfplay import LEARNER, contract_scale  # noqa: E402
+from training.selfplay import LEARNER  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="numba not installed (pip install barbu_env[fast])")
 

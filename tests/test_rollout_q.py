@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch")
 
 from barbu_env.actions import DECLARE_BASE  # noqa: E402
 from barbu_env.agents.heuristic import heuristic_action, rollout  # noqa: E402
+from barbu_env.contracts import contract_scale  # noqa: E402
 from barbu_env.engine.deal import FANTAN_PLAY, OVER, PLAY, Deal  # noqa: E402
 from barbu_env.nn import PolicyNet  # noqa: E402
 from barbu_env.observation import encode  # noqa: E402
@@ -26,7 +27,6 @@ from barbu_env.vector.rollout import Rollouts, state_of_deal  # noqa: E402
 from barbu_env.vector.tables import build_tables  # noqa: E402
 from training.common import load_config  # noqa: E402
 from training.rollout_q import Labeller, RolloutQConfig  # noqa: E402
-from training.selfplay import contract_scale  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="numba not installed (pip install barbu_env[fast])")
 
@@ -70,7 +70,7 @@ def test_labels_are_the_value_of_every_legal_move_and_the_observation_is_the_sea
     rules = Rules(doubling="off", undoubled_negative="play")
     cfg = RolloutQConfig(label_prob=1.0, epsilon=0.3, p_heuristic=0.5)
     lab = Labeller(contract, rules, 1, np.random.default_rng(1), cfg)
-    env, scale = lab.env, contract_scale(contract.split(":")[0], rules)
+    env, scale = lab.env, contract_scale(contract, rules)
     taken: list[int] = []
     step = env.step
 

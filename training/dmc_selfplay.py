@@ -58,6 +58,7 @@ from tqdm import tqdm
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE
+from barbu_env.contracts import contract_scale
 from barbu_env.nn import PolicyNet, save_checkpoint
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
@@ -74,7 +75,7 @@ from .common import (
     save_resume,
     suit_gathers,
 )
-from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale, draw_roles
+from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, draw_roles
 
 
 @dataclass

@@ -69,6 +69,7 @@ from tqdm import tqdm
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
+from barbu_env.contracts import contract_scale
 from barbu_env.nn import PolicyNet, flat_policy, greedy_choices, save_checkpoint
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
@@ -89,7 +90,7 @@ from .common import (
     suit_gathers,
 )
 from .dmc_selfplay import apply_patch, eval_rules, fixed_contract_patch, greedy, vector_margin
-from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, contract_scale, draw_roles
+from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, draw_roles
 
 #: The role of a seat played by PIMC (``p_pimc_deal``), beside ``selfplay``'s learner, heuristic and snapshot.
 PIMC = 3
@@ -265,7 +266,7 @@ class Labeller:
 
         self.random_actions = random_actions
         self.rng, self.B, self.cfg = rng, num_games, cfg
-        self.scale = contract_scale(contract.split(":")[0], rules)
+        self.scale = contract_scale(contract, rules)
         self.env = VectorDeals(contract, rules, batch=num_games, seed=int(rng.integers(2**63)))
         self.by_policy = policy is not None
         self.rollouts = PolicyRollouts(self.env.tables, policy) if policy else Rollouts(self.env.tables)

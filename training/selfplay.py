@@ -18,6 +18,7 @@ import numpy as np
 from barbu_env.actions import DOUBLE_BASE, NUM_ACTIONS
 from barbu_env.agents.heuristic import heuristic_action, rollout
 from barbu_env.agents.pimc import sample_world
+from barbu_env.contracts import contract_scale
 from barbu_env.engine import InfoState
 from barbu_env.engine.deal import DOUBLE, OVER, Deal, deal_hands
 from barbu_env.evaluation.boards import Board, Game, PlayFn, Seating, named_contract
@@ -27,13 +28,6 @@ from barbu_env.rules import Rules
 LEARNER, HEURISTIC, SNAPSHOT = 0, 1, 2
 #: A batched policy: (obs [n, OBS_SIZE], mask [n, NUM_ACTIONS]) -> (actions, log-probs, values).
 PolicyFn = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
-
-
-def contract_scale(contract: str, rules: Rules) -> float:
-    """Reward scale of a contract: the size of its total (R4), so rewards are about [-1, 1]."""
-    from barbu_env.contracts import contract_table
-
-    return contract_table(rules)[contract].scale(rules)
 
 
 def draw_roles(rng: np.random.Generator, n: int, p_heuristic: float, p_snapshot: float,
@@ -297,5 +291,5 @@ def selfplay_player(contract: str, rules: Rules, policy: PolicyFn, num_games: in
     return play
 
 
-__all__ = ["HEURISTIC", "LEARNER", "OBS_SIZE", "SNAPSHOT", "Batch", "SelfPlay", "contract_scale", "legal_mask",
+__all__ = ["HEURISTIC", "LEARNER", "OBS_SIZE", "SNAPSHOT", "Batch", "SelfPlay", "legal_mask",
            "selfplay_player"]  # fmt: skip

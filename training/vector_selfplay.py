@@ -25,10 +25,11 @@ from collections.abc import Callable
 import numpy as np
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE
+from barbu_env.contracts import contract_scale
 from barbu_env.rules import Rules
 from barbu_env.vector import VectorDeals, random_actions
 
-from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, PolicyFn, contract_scale, split_complete
+from .selfplay import HEURISTIC, LEARNER, SNAPSHOT, Batch, PolicyFn, split_complete
 
 #: Who names the trump suit / Fantan rank.
 DECLARE_MODES = ("heuristic", "policy")

@@ -115,9 +115,12 @@ class Mirror:
         """The finished deal's score sheet (valid once it is over, :attr:`seat` -1): the contract text
         (``Deal.contract_text``), each seat's doubles (absolute-seat masks, R6), contract scores, settlement
         (R6.5) and scores (R8.1)."""
+        text = self.contract_text()
+        if text is None:
+            raise ValueError("Mirror.result() is the score sheet of a finished deal: this one has no contract yet")
         out = np.zeros(12, I64)
         mirror_result(self._buf, out)
-        return self.contract_text(), out[8:12].tolist(), out[:4].tolist(), out[4:8].tolist(), self.scores.tolist()
+        return text, out[8:12].tolist(), out[:4].tolist(), out[4:8].tolist(), self.scores.tolist()
 
     def contract_text(self) -> str | None:
         """The declared contract as ``Deal.contract_text`` gives it (None before the declaration, R2.3)."""

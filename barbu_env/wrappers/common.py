@@ -14,7 +14,7 @@ import numpy as np
 
 from ..agents.heuristic import best_fantan_rank, best_trump
 from ..cards import RANKS, SUITS, copies_cards
-from ..contracts import contract_table
+from ..contracts import contract_scale, contract_table
 from ..engine.deal import Deal, deal_hands
 from ..env import raw_env
 from ..rules import GAMES, OPTION_NAMES, PLAYER_COUNTS, Rules, load_rules
@@ -119,16 +119,10 @@ def sample_deal(
 
 def reward_normaliser(raw: Any) -> float:
     """What ``normalize=True`` divides the rewards of ``raw`` (a ``barbu_env.env`` ``raw_env``) by: in deal mode
-    the deal's ``|contract total|`` (:func:`contract_scale`, one value scale for every contract); in match mode
+    the deal's ``|contract total|`` (``contracts.contract_scale``, one value scale for every contract); in match mode
     the largest ``|contract total|`` of the rules (:func:`match_scale`, a constant, so a policy still
     maximises the match total, R8.3). Reads ``raw.contract_text``, so the deal stays on the env's compiled copy."""
     return contract_scale(raw.contract_text, raw.rules) if raw.mode == "deal" else match_scale(raw.rules)
-
-
-def contract_scale(text: str | None, rules: Rules) -> float:
-    """``|contract total|`` (E5) of the declared contract ``text`` (``Deal.contract_text``) under ``rules``, the
-    per-contract reward normaliser (``Contract.scale``: 1 if 0); 1 before the declaration."""
-    return 1.0 if text is None else contract_table(rules)[text.split(":")[0]].scale(rules)
 
 
 @cache
