@@ -449,12 +449,18 @@ def _nn_single(seconds: float) -> float:
     return n / spent
 
 
-def _heuristic_env(seconds: float) -> float:
-    from . import env
-    from .agents import make
+def _agent_env(spec: str) -> Callable[[float], float]:
+    """The ``env`` row's loop with the agent of ``spec`` (``"checkpoints"``: :func:`_checkpoints_agent`) in all four
+    seats."""
 
-    agent = make("heuristic", seed=0)
-    return _aec_loop(lambda: env(mode="deal"), seconds, lambda k: {"contract": CONTRACTS[k % 7]}, agent.act)
+    def run(seconds: float) -> float:
+        from . import env
+        from .agents import make
+
+        agent = _checkpoints_agent() if spec == "checkpoints" else make(spec, seed=0)
+        return _aec_loop(lambda: env(mode="deal"), seconds, lambda k: {"contract": CONTRACTS[k % 7]}, agent.act)
+
+    return run
 
 
 def _sb3_heuristic(seconds: float) -> float:
@@ -473,13 +479,6 @@ def _sb3_heuristic(seconds: float) -> float:
         if done:
             e.reset()
     return n / (time.perf_counter() - t0)
-
-
-def _nn_env(seconds: float) -> float:
-    from . import env
-
-    agent = _checkpoints_agent()
-    return _aec_loop(lambda: env(mode="deal"), seconds, lambda k: {"contract": CONTRACTS[k % 7]}, agent.act)
 
 
 def _nn_batched(batch: int) -> Callable[[float], float]:
@@ -693,7 +692,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "vector-4096-noobs": _vector(4096, observe="none"),
     "heuristic-python": _heuristic_python,
     "heuristic-vector-4096": _heuristic_vector(4096),
-    "heuristic-env": _heuristic_env,
+    "heuristic-env": _agent_env("heuristic"),
     "sb3-heuristic": _sb3_heuristic,
     "pimc-python-16": _pimc(16, "python"),
     "pimc-16": _pimc(16, "compiled"),
@@ -701,7 +700,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "pimc-nn-16": _pimc(16, "compiled", "checkpoints"),
     "pimc-16-batched": _pimc_batched(16, 256),
     "nn-single": _nn_single,
-    "nn-env": _nn_env,
+    "nn-env": _agent_env("checkpoints"),
     "nn-batched": _nn_batched(1024),
     "eval-python": _evaluation("python", "heuristic"),
     "eval-batched": _evaluation("batched", "heuristic"),
