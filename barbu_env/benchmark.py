@@ -46,10 +46,11 @@ chance nodes are not counted) per second:
 - ``nn-single``: the shipped ``checkpoints/`` networks (greedy, needs torch; one torch thread) one decision at a
   time as an env user asks for it: ``env(mode="deal")``, the 7 contracts round-robin, classic doubling,
   ``player_0`` the agent and the other seats the heuristic, each deal's hands drawn by the loop and passed to
-  ``reset``; counts ``agent.act(env, "player_0")`` (the env's observation, the compiled greedy pass, near ties
-  redone in float64) per second of that call, for the decisions the PIMC rows count (card play with more than
-  one class of equivalent cards, told by the loop's own ``Deal`` of the same actions, so that the env's deal
-  stays on its compiled copy as in a user's loop of these agents: the env writes each observation in its step).
+  ``reset``; counts ``agent.act(env, "player_0")`` (the compiled greedy pass on the row and mask of the env's
+  compiled copy, near ties redone in float64) per second of that call, for the decisions the PIMC rows count
+  (card play with more than one class of equivalent cards, told by the loop's own ``Deal`` of the same actions,
+  so that the env's deal stays on its compiled copy as in a user's loop of these agents: the env writes each
+  observation in its step).
   ``nn-env``: the ``env`` row's loop (``env(mode="deal")``, contracts round-robin, classic doubling) with that
   agent in all four seats (card play and doubling by its networks, so the deal stays on the env's compiled copy)
   instead of random moves; counts every decision per second of the whole loop.

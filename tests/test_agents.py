@@ -9,7 +9,7 @@ from helpers import hands_of, make_deal, play
 
 import barbu_env
 from barbu_env import Deal, InfoState, Match, Rules, action_id, action_name, agents
-from barbu_env.actions import DOUBLE_BASE, DOUBLE_SUBSETS
+from barbu_env.actions import DOUBLE_BASE, DOUBLE_SUBSETS, PASS
 from barbu_env.agents.heuristic import best_trump, heuristic_action
 from barbu_env.agents.pimc import candidate_moves, sample_world
 from barbu_env.cards import parse_card, parse_cards
@@ -368,3 +368,49 @@ def test_agents_refuse_to_act_once_the_game_is_over():
 def test_bad_agent_seeds_are_named(seed):
     with pytest.raises(ValueError, match="bad agent seed"):
         agents.make("random", seed=seed)
+
+
+def _fantan_decisions(agent, seeds: range, rules: dict, end: bool = True):
+    """(mask, action) of ``agent`` (seat 0) at each of its Fantan decisions of seeded deals against the heuristic,
+    each deal played to its end (``end``; else for at most 400 steps)."""
+    from barbu_env.agents import make
+
+    env, other, out = barbu_env.env(mode="deal", **rules), make("heuristic", seed=0), []
+    for seed in seeds:
+        env.reset(seed=seed, options={"contract": f"fantan:{'789'[seed % 3]}", "declarer": seed % 4})
+        for name in env.agent_iter(max_iter=2000 if end else 400):
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            a = (agent if name == "player_0" else other).act(env, name)
+            if name == "player_0":
+                out.append((obs["action_mask"], a))
+            env.step(a)
+        assert not end or env.unwrapped.deal_scores is not None, f"deal {seed} did not end"
+    return out
+
+
+def test_r7_3_checkpoint_agents_pass_beside_a_playable_card_only_if_trained_to(tmp_path) -> None:
+    """Under ``fantan_pass=free`` (R7.3) a network trained with forced passes (every shipped file) plays a card where
+    it has one, so its deals end; a network trained with free passes keeps its pass (a seat that always passes can
+    hold the only playable cards: such a deal need not end). Same weights in both files: a policy whose pass logit
+    dwarfs the others."""
+    torch = pytest.importorskip("torch")
+    from barbu_env.agents.neural import NeuralAgent
+    from barbu_env.nn import PolicyNet, save_checkpoint
+
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(16,), card_hidden=0).eval()
+    with torch.no_grad():
+        net.policy.bias[PASS] = 1e4
+    save_checkpoint(tmp_path / "forced.pt", net, "fantan", {"rules": "classic"})
+    save_checkpoint(tmp_path / "free.pt", net, "fantan", {"rules": {"fantan_pass": "free"}})
+    free_rules = {"fantan_pass": "free", "doubling": "off"}
+    for spec, passes in (("forced.pt", False), ("free.pt", True), ("forced.pt:greedy=false", False)):
+        agent = NeuralAgent(str(tmp_path / spec.split(":")[0]), seed=1, greedy=":" not in spec)
+        seen = _fantan_decisions(agent, range(2) if passes else range(6), free_rules, end=not passes)
+        choice = [a == PASS for mask, a in seen if mask[PASS] and mask[:PASS].any()]
+        assert len(choice) >= 2 and all(choice) is passes and any(choice) is passes, spec
+    shipped = _fantan_decisions(NeuralAgent("checkpoints/fantan.pt"), range(6), free_rules)
+    assert not any(a == PASS for mask, a in shipped if mask[:PASS].any())

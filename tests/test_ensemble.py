@@ -63,6 +63,30 @@ def test_an_ensemble_of_one_plays_as_its_network(tmp_path: Path) -> None:
                           net.card_actions("no_queens", obs, mask)[clear])  # fmt: skip
 
 
+def test_an_ensemble_plays_its_target_through_the_env(tmp_path: Path) -> None:
+    """In the env (the deal on its compiled copy, the card play read from the copy's row) an ensemble plays its own
+    choice, not its first network's."""
+    import barbu_env
+
+    a, b = _file(tmp_path, "a", 0), _file(tmp_path, "b", 1)
+    agent, first = ensemble.EnsembleAgent(a, [b]), NeuralAgent(a)
+    env, differ, n = barbu_env.env(mode="deal", doubling="off"), 0, 0
+    for seed in range(6):
+        env.reset(seed=seed, options={"contract": "no_queens", "declarer": 0})
+        for name in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            want = agent.card_actions("no_queens", obs["observation"][None], obs["action_mask"][None])[0]
+            got = agent.act(env, name)
+            assert got == want and env.unwrapped.compiled_deal is not None
+            differ += got != first.act(env, name)
+            n += 1
+            env.step(got)
+    assert n > 250 and differ > 0  # a deal ends once the last queen falls (R4.2)
+
+
 @pytest.mark.parametrize("against", ["heuristic", "pimc:samples=2"])
 def test_the_evaluation_plays_barbu_evals_boards(tmp_path: Path, against: str) -> None:
     """An ensemble of one scores what barbu-eval scores for its file, on the batched engine and through the env."""

@@ -47,6 +47,18 @@ def test_checkpoints_same_boards_as_the_env(agents, doubling, lineup):
     assert batched["engine"] == "batched" and batched["boards"] == python["boards"]
 
 
+def test_checkpoints_under_free_fantan_passes_same_boards_as_the_env():
+    """Under ``fantan_pass=free`` (R7.3) the shipped Fantan network, trained with forced passes, plays a card where it
+    has one on both engines (``NeuralAgent._as_trained``): the boards end (passing there, it left the first board's
+    deal without an end), and end the same."""
+    pytest.importorskip("torch")
+    from timeouts import time_limit
+
+    with time_limit(120, "the evaluation"):
+        batched, python = both(["checkpoints", "heuristic"], contracts=["fantan"], boards=2, seed=0, fantan_pass="free")
+    assert batched["engine"] == "batched" and batched["boards"] == python["boards"]
+
+
 def test_card_actions_are_the_agents_choices_row_by_row():
     """``NeuralAgent.card_actions`` (one pass over many observations) picks, on every row, what it picks from that
     row alone, what ``act`` picks (one row into the agent's buffers) and the largest legal logit of the network run

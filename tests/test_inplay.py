@@ -13,7 +13,7 @@ import pytest
 import barbu_env
 from barbu_env import inplay
 from barbu_env.contracts import contract_table
-from barbu_env.engine.deal import Deal, deal_hands
+from barbu_env.engine.deal import FANTAN_PLAY, PLAY, Deal, deal_hands
 from barbu_env.engine.match import Match
 from barbu_env.inplay import CompiledPlay, EnginePlay, mirror_for
 from barbu_env.observation import encode
@@ -58,6 +58,10 @@ def _compare(fast, slow, n: int, rng: np.random.Generator) -> int:
             return looked
         mask = slow.mask()
         assert fast.mask().tobytes() == mask.tobytes()
+        deal, k = slow._deal, fast._mirror.card_contract()  # R4, R7: a card to play under the declared contract
+        assert (None if k < 0 else fast._mirror.tables.names[k]) == (
+            deal.contract.name if deal.phase in (PLAY, FANTAN_PLAY) else None
+        )
         if rng.random() < 0.1:
             bad = np.flatnonzero(mask == 0)
             a = int(bad[rng.integers(len(bad))])
@@ -312,10 +316,16 @@ def test_heuristic_agents_leave_the_deal_on_the_compiled_copy(mode, rules):
 
 
 @pytest.mark.parametrize("mode", ["deal", "match"])
-def test_checkpoint_agents_leave_the_deal_on_the_compiled_copy(mode):
-    """``NeuralAgent`` decides from the observation alone (phase and contract read from it): the shipped networks
-    (card play, declaration and doubling, R2.3, R6) in two seats and the heuristic in the others take the actions
-    they take where the engine plays the deal, and the env never builds the ``Deal``."""
+def test_checkpoint_agents_leave_the_deal_on_the_compiled_copy(mode, monkeypatch):
+    """``NeuralAgent`` decides from the observation alone (phase and contract read from it), its card play from the
+    compiled copy's own row (``_copy_decision``): the shipped networks (card play, declaration and doubling, R2.3,
+    R6) in two seats and the heuristic in the others take the actions they take where the engine plays the deal,
+    and the env never builds the ``Deal``."""
     pytest.importorskip("torch")
+    from barbu_env.agents.neural import NeuralAgent
+
+    on_copy, real = [], NeuralAgent._copy_decision
+    monkeypatch.setattr(NeuralAgent, "_copy_decision", lambda agent, m: on_copy.append(real(agent, m)) or on_copy[-1])
     specs = ["checkpoints", "heuristic", "checkpoints", "heuristic"]
     assert _same_actions_on_the_copy(specs, mode, "classic", 3 if mode == "deal" else 1) >= 150
+    assert sum(a >= 0 for a in on_copy) >= 20 and -1 in on_copy  # card play from the copy; bidding went on

@@ -60,14 +60,14 @@ class EnsembleAgent(NeuralAgent):
         if contract != self.contract:
             return super().card_actions(contract, obs, mask)
         self._check(self.members[0], obs, mask)
-        legal = torch.from_numpy(np.ascontiguousarray(mask) != 0)
+        legal = torch.from_numpy(np.ascontiguousarray(self._as_trained(contract, mask)) != 0)
         with torch.no_grad(), one_thread():
             target = ensemble_target(self.members, torch.from_numpy(np.ascontiguousarray(obs, np.float32)), legal,
                                      self.views)  # fmt: skip
         return torch.where(legal, target, -torch.inf).argmax(1).numpy().astype(np.int64)
 
-    def _decide(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> int:
-        return int(self.card_actions(contract, obs[None], mask[None])[0])
+    def _decide_rows(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> int:
+        return int(self.card_actions(contract, obs, mask)[0])
 
 
 def env_play(cfg: EvalConfig, first: Callable[[], NeuralAgent]) -> PlayFn:

@@ -7,7 +7,9 @@ doubling decisions (unless the ``bidding`` option hands them to the bidding netw
 and contracts without a checkpoint — is played by the ``fallback`` agent (``heuristic`` by default). The
 network reads exactly the env's observation and action mask (:func:`barbu_env.observation.encode`), so a
 checkpoint plays in any ``barbu_env.env`` game of the sizes it was trained on (other layouts, e.g. 3 or 5
-players or option ``positive``, are refused with a ``ValueError``).
+players or option ``positive``, are refused with a ``ValueError``). Under ``fantan_pass=free`` (R7.3) a network
+trained with forced passes (every shipped one) passes only with no playable card: it never met a pass beside a
+playable card, and a seat that always passes can keep a Fantan deal from ending.
 
 Options (``"path.pt:greedy=false,fallback=random"``): ``greedy`` (default true: the most likely
 legal action; false samples from the policy with the agent's seeded RNG; true/false/yes/no/1/0),
@@ -28,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import NUM_ACTIONS
+from ..actions import NUM_ACTIONS, PASS
 from ..engine import InfoState
 from ..engine.deal import DECLARE, DOUBLE, FANTAN_PLAY, PLAY
-from ..observation import encode, phase_and_contract
+from ..observation import OBS_SIZE, encode, phase_and_contract
 from ..options import as_bool
 from .base import Agent
 
@@ -51,6 +53,17 @@ def masked_choice(logits: np.ndarray, mask: np.ndarray, greedy: bool, rng: np.ra
     z = logits[legal] - logits[legal].max()
     p = np.exp(z) / np.exp(z).sum()
     return int(rng.choice(legal, p=p))
+
+
+def _trained_with_free_pass(ckpt: dict[str, Any]) -> bool:
+    """Whether the checkpoint's training rules (its config's ``rules``: a preset, a YAML file or a mapping) let a seat
+    pass in Fantan beside a playable card (``fantan_pass=free``, R7.3); False where they cannot be read."""
+    from ..rules import load_rules
+
+    try:
+        return load_rules(ckpt.get("config", {}).get("rules")).fantan_pass == "free"
+    except (ValueError, OSError, TypeError):
+        return False
 
 
 class NeuralAgent(Agent):
@@ -79,18 +92,26 @@ class NeuralAgent(Agent):
             raise ValueError(f"no checkpoint (*.pt) found in folder {str(p)!r}")
         self.nets: dict[str, Any] = {}
         self.meta: dict[str, dict[str, Any]] = {}
+        #: The contracts whose network was trained with ``fantan_pass=free`` (R7.3); see :meth:`_as_trained`.
+        self._free_pass: set[str] = set()
         for f in files:
             net, ckpt = load_checkpoint(f)
             if ckpt["contract"] in self.nets:
                 raise ValueError(f"two checkpoints for contract {ckpt['contract']!r} in {str(p)!r}")
             self.nets[ckpt["contract"]] = net
             self.meta[ckpt["contract"]] = ckpt.get("meta", {})
+            if _trained_with_free_pass(ckpt):
+                self._free_pass.add(ckpt["contract"])
         #: Per contract its network as :meth:`card_actions`' compiled pass reads it; the pass itself.
         self._flat = {c: flat_policy(net) for c, net in self.nets.items()}
         self._greedy_choices = greedy_choices
         #: The compiled pass (one row at a time in :meth:`_decide`) and its output buffers: logits, choice, near tie.
         self._pass = greedy_actions
-        self._row = (np.empty((1, 0), np.float32), np.empty(1, np.int64), np.empty(1, np.bool_))
+        self._row = (np.empty((1, NUM_ACTIONS), np.float32), np.empty(1, np.int64), np.empty(1, np.bool_))
+        #: The contracts whose network reads the env's compiled copy of a deal (its observation and action layout,
+        #: every classic game's); the last copy read, with its row and mask as a batch of one (views).
+        self._on_copy = {c for c, n in self.nets.items() if (n.obs_size, n.num_actions) == (OBS_SIZE, NUM_ACTIONS)}
+        self._copy: tuple[Any, np.ndarray, np.ndarray] | None = None
         try:
             self.fallback = make(fallback, seed=seed)
         except ValueError as e:
@@ -146,20 +167,26 @@ class NeuralAgent(Agent):
         return logits.numpy().astype(np.float64)
 
     def _decide(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> int:
-        """One card decision of ``contract``'s network: greedy, the choice :meth:`card_actions` makes for this row (the
-        compiled pass into the agent's one-row buffers, a near tie taken again through ``nn.greedy_choices``); else
-        drawn from the policy's softmax with the agent's generator."""
+        """One card decision of ``contract``'s network: greedy, :meth:`_decide_rows` on the row; else drawn from the
+        policy's softmax with the agent's generator."""
         net = self._net(contract)
-        if not self.greedy:
-            return masked_choice(self._logits(net, obs[None], mask[None])[0], mask, False, self.rng)
         self._check(net, obs, mask)
-        o, m = np.ascontiguousarray(obs, np.float32)[None], np.ascontiguousarray(mask, np.int8)[None]
-        if self._row[0].shape[1] != m.shape[1]:
-            self._row = (np.empty(m.shape, np.float32), np.empty(1, np.int64), np.empty(1, np.bool_))
+        mask = self._as_trained(contract, np.ascontiguousarray(mask, np.int8)[None])
+        if not self.greedy:
+            return masked_choice(self._logits(net, obs[None], mask)[0], mask[0], False, self.rng)
+        return self._decide_rows(contract, np.ascontiguousarray(obs, np.float32)[None], mask)
+
+    def _decide_rows(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> int:
+        """The greedy card decision of ``contract``'s network for one row (``obs`` float32 [1, OBS_SIZE], ``mask`` int8
+        [1, A], sizes checked): the choice :meth:`card_actions` makes for it (the compiled pass into the agent's
+        one-row buffers, a near tie taken again through ``nn.greedy_choices``)."""
         flat, (logits, best, near) = self._flat[contract], self._row
-        self._pass(o, m, *flat, TIE, logits, best, near)
+        if logits.shape != mask.shape:  # another layout's action count
+            logits = np.empty(mask.shape, np.float32)
+            self._row = logits, best, near
+        self._pass(obs, mask, *flat, TIE, logits, best, near)
         if near[0]:
-            return int(self._greedy_choices(flat, o, m)[0][0])
+            return int(self._greedy_choices(flat, obs, mask)[0][0])
         return int(best[0])
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -168,12 +195,12 @@ class NeuralAgent(Agent):
         legal logit of the network's sums taken in float64, so a row's choice never depends on the other rows.
         The network runs as one compiled pass over the rows (:func:`barbu_env.vector.jit.policy.greedy_actions`,
         which skips zero inputs) in float32; the rows whose two best legal logits are within :data:`TIE`
-        (relative) are passed again in float64. The batched form of ``barbu_env.vector.duplicate`` (a
-        ``CardPolicy``); greedy agents only."""
+        (relative) are passed again in float64. Legal: the mask as the network reads it (:meth:`_as_trained`). The
+        batched form of ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         self._check(self._net(contract), obs, mask)
-        return self._greedy_choices(self._flat[contract], obs, mask)[0]
+        return self._greedy_choices(self._flat[contract], obs, self._as_trained(contract, mask))[0]
 
     def _bidding_role(self, phase: int) -> str | None:
         """The bidding network's role that takes a decision of ``phase``, or None."""
@@ -191,11 +218,45 @@ class NeuralAgent(Agent):
             raise ValueError(f"agent {self.spec!r} has no network for {contract!r}: it has {sorted(self.nets)}")
         return net
 
+    def _as_trained(self, contract: str, mask: np.ndarray) -> np.ndarray:
+        """``mask`` (int8 [n, A]) as ``contract``'s network learnt to read it: unless it was trained with
+        ``fantan_pass=free``, the Fantan pass is dropped from the rows with a legal card. Under ``fantan_pass=free``
+        (R7.3) passing is legal beside a playable card, a choice such a network never met: its pass there means
+        nothing, and a seat that always passes can keep a deal from ending. A new array where a row changes."""
+        if contract != "fantan" or contract in self._free_pass or mask.shape[1] <= PASS:
+            return mask
+        free = (mask[:, PASS] != 0) & (mask[:, :PASS] != 0).any(1)
+        if not free.any():
+            return mask
+        mask = mask.copy()
+        mask[free, PASS] = 0
+        return mask
+
+    def _copy_decision(self, m: Any) -> int:
+        """The greedy card decision of the seat on move of the env's compiled copy ``m`` (``vector.single.Mirror``),
+        :meth:`_decide_rows` on the copy's own row and mask (the env's observation and mask of that seat), without
+        the env's ``observe`` or reading the phase from the row; -1 where no network of the agent takes the decision
+        (not a card decision, or no network of the contract for the copy's layout)."""
+        k = m.card_contract()
+        contract = None if k < 0 else m.tables.names[k]
+        if contract not in self._on_copy:
+            return -1
+        if self._copy is None or self._copy[0] is not m:
+            self._copy = (m, m.row[None], m.mask[None])
+        return self._decide_rows(contract, self._copy[1], self._as_trained(contract, self._copy[2]))
+
     def choose(self, env: Any, agent_name: str) -> int:
         """The decision from the env's observation and mask alone (phase and contract read from it,
-        :func:`~barbu_env.observation.phase_and_contract`): the agent never asks for the env's ``Deal``, so a deal
-        the env plays on its compiled copy stays there (``barbu_env.inplay``). The fallback's decisions are its own."""
+        :func:`~barbu_env.observation.phase_and_contract`), a greedy card decision of a deal on the env's compiled
+        copy from the copy itself (:meth:`_copy_decision`, the same choice): the agent never asks for the env's
+        ``Deal``, so such a deal stays on its copy (``barbu_env.inplay``). The fallback's decisions are its own."""
         u = env.unwrapped
+        if self.greedy:
+            m = u.compiled_deal
+            if m is not None:
+                a = self._copy_decision(m)
+                if a >= 0:
+                    return a
         o = u.observe(agent_name)
         obs, mask = o["observation"], o["action_mask"]
         phase, contract = phase_and_contract(obs, u.rules)

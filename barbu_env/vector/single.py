@@ -23,7 +23,7 @@ from ..engine.deal import Deal, contract_text
 from ..observation import OBS_SIZE, names_bits
 from ..rules import Rules
 from .jit import jit_tables
-from .jit.common import CONTRACT, FANTAN_RANK, SCORES, TRUMP
+from .jit.common import CONTRACT, FANTAN_RANK, PHASE, SCORES, TRUMP
 from .jit.mirror import (
     B_MATCH,
     B_TABLES,
@@ -36,7 +36,7 @@ from .jit.mirror import (
     mirror_result,
     mirror_step,
 )
-from .tables import DECLARE, Tables, build_tables
+from .tables import DECLARE, FANTAN_PLAY, PLAY, Tables, build_tables
 
 I64 = np.int64
 
@@ -135,6 +135,12 @@ class Mirror:
             self.seat = s
             self.steps += 1
         return s
+
+    def card_contract(self) -> int:
+        """The declared contract's index in ``tables.names`` while the seat on move plays a card (R4, R7: the play
+        and Fantan phases), else -1 (declaration, doubling, over)."""
+        x = self._buf
+        return x.item(CONTRACT) if x.item(PHASE) in (PLAY, FANTAN_PLAY) else -1
 
     def heuristic(self) -> int:
         """The heuristic agent's action for the seat on move (``agents.heuristic.heuristic_action``, compiled:
