@@ -60,8 +60,9 @@ def _trained_with_free_pass(ckpt: dict[str, Any]) -> bool:
     pass in Fantan beside a playable card (``fantan_pass=free``, R7.3); False where they cannot be read."""
     from ..rules import load_rules
 
+    config = ckpt.get("config")
     try:
-        return load_rules(ckpt.get("config", {}).get("rules")).fantan_pass == "free"
+        return isinstance(config, dict) and load_rules(config.get("rules")).fantan_pass == "free"
     except (ValueError, OSError, TypeError):
         return False
 
