@@ -377,11 +377,16 @@ BIDDING_FORMAT = "barbu_env.bidding/1"
 BIDDING_ROLES = ("declare", "double")
 
 
+def bidding_columns(blocks: tuple[str, ...] | list[str]) -> np.ndarray:
+    """The observation entries (int64, in order) of ``blocks``: a bidding network's input columns."""
+    return np.array([i for b in blocks for i in range(BLOCKS[b][0], BLOCKS[b][0] + BLOCKS[b][1])], np.int64)
+
+
 def bidding_input(obs: Any, blocks: tuple[str, ...] | list[str]) -> Any:
     """The entries of ``blocks`` of observations ``obs`` (``[..., OBS_SIZE]``, numpy or torch), concatenated
     in order: a bidding network's input."""
-    idx = [i for b in blocks for i in range(BLOCKS[b][0], BLOCKS[b][0] + BLOCKS[b][1])]
-    return obs[..., idx]
+    cols = bidding_columns(blocks)
+    return obs[..., cols if isinstance(obs, np.ndarray) else torch.from_numpy(cols)]
 
 
 def save_bidding(path: str | Path, net: PolicyNet, role: str, blocks: list[str], config: dict[str, Any],

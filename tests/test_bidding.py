@@ -283,3 +283,41 @@ def test_tiny_bidding_run_trains_exports_and_resumes(tmp_path):
     assert sorted(set(epochs)) == ["1", "2"]
     with pytest.raises(ValueError, match=r"bad role 'bid'.*\['declare', 'double'\]"):
         bidding.train(bidding.BiddingConfig(role="bid", out_dir=str(tmp_path / "x")))
+
+
+def test_estimates_are_the_torch_networks_values():
+    """``LearnedBidding.estimates`` (numpy, float64) gives the shipped torch networks' values up to float32 rounding at
+    every declaration (R3) and doubling (R6) decision of a seeded match of the full-match agent, and every choice is
+    the one torch's values make wherever their best two legal values are not within that rounding."""
+    from barbu_env.agents.bidding import declared_contract
+    from barbu_env.nn import bidding_input
+
+    agent = agents.make("checkpoints", seed=0)
+    lb = agent.learned
+    env = make_env(mode="match")
+    env.reset(seed=3)
+    checked = 0
+    for name in env.agent_iter(max_iter=3000):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        a = agent.act(env, name)
+        role = {DECLARE: "declare", DOUBLE: "double"}.get(env.unwrapped.deal.phase)
+        if role is not None:
+            net, blocks = lb.nets[role]
+            with torch.no_grad():
+                x = torch.from_numpy(bidding_input(obs["observation"], blocks)[None])
+                want = net.policy(net.body(x))[0].double().numpy() * lb.meta[role]["scale"]
+            got = lb.estimates(role, obs["observation"])
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4 * np.abs(want).max())
+            legal = np.flatnonzero(obs["action_mask"])
+            value = want[legal]
+            if role == "declare":
+                value = value - [lb.meta["declare"]["baseline"][declared_contract(int(b))] for b in legal]
+            top2 = np.sort(value)[-2:]
+            if len(legal) == 1 or top2[1] - top2[0] > 1e-3:
+                assert a == legal[np.argmax(value)]
+            checked += 1
+        env.step(a)
+    assert checked >= 100
