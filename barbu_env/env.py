@@ -50,6 +50,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env import AECIterable
+from pettingzoo.utils.env_logger import EnvLogger
 
 from . import env_checks as checks
 from . import inplay
@@ -83,6 +84,41 @@ class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         except BaseException:
             self._has_reset, self._has_updated = before
             raise
+
+    def step(self, action: Any) -> None:
+        """PettingZoo's order-enforcing ``step`` (its error before a reset, its warning once no agent is left), the
+        agents read on the raw env; then the inner wrapper's bounds check and the raw env's step."""
+        if not self._has_reset or not self.env.unwrapped.agents:
+            super().step(action)
+            return
+        self._has_updated = True
+        self.env.step(action)
+
+    def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        """``AECEnv.last`` with its five reads made on the raw env (PettingZoo's forwards each through both
+        wrappers, about half of a step's time); the same values, and PettingZoo's error before a reset."""
+        if not self._has_reset:
+            return super().last(observe)
+        raw = self.env.unwrapped
+        agent = raw.agent_selection
+        obs = raw.observe(agent) if observe else None
+        return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
+
+    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
+        """PettingZoo's order-enforcing ``agent_iter`` (its error before a reset; each agent but the first needs a
+        ``step`` or ``reset`` first) as a generator reading the raw env."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return self._agents(max_iter)
+
+    def _agents(self, max_iter: int) -> Iterator[str]:
+        raw = self.env.unwrapped
+        while max_iter > 0 and raw.agents:
+            max_iter -= 1
+            if not self._has_updated:
+                raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+            self._has_updated = False
+            yield raw.agent_selection
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -517,3 +517,65 @@ def test_a_failing_first_reset_through_env_is_no_reset():
     e.reset(seed=77)
     obs, *_ = e.last()
     e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+
+
+def _pettingzoo_wrapped(**kwargs):
+    """The raw env in PettingZoo's own ``OrderEnforcingWrapper`` and ``AssertOutOfBoundsWrapper``: the reference
+    for ``env()``'s ``last``, ``agent_iter`` and ``step``, which read the raw env directly."""
+    from pettingzoo.utils import wrappers
+
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(barbu_env.raw_env(**kwargs)))
+
+
+def _outcome(call, *args):
+    """What ``call(*args)`` gives: ("ok", its value) or (exception type, message)."""
+    try:
+        return "ok", call(*args)
+    except Exception as e:
+        return type(e).__name__, str(e)
+
+
+@pytest.mark.parametrize("kwargs", [{"mode": "deal"}, {"mode": "match", "players": 3}, {"rules": "king"}])
+def test_wrapped_env_steps_as_pettingzoos_own_wrappers(kwargs, caplog):
+    """``env()``'s outer wrapper reads ``last()``, ``agent_iter()`` and ``step()``'s checks on the raw env: every
+    value along seeded random episodes and every refusal (before reset, ``agent_iter`` without a step, a step once
+    the episode is over, an action out of bounds) is PettingZoo's own wrappers' (R3-R9 play through both)."""
+    from pettingzoo.utils.env import AECEnv
+
+    ours, ref = barbu_env.env(**kwargs), _pettingzoo_wrapped(**kwargs)
+    for call in (lambda e: e.last(), lambda e: e.agent_iter(), lambda e: e.step(0)):
+        assert _outcome(call, ours) == _outcome(call, ref)
+    rng = np.random.default_rng(0)
+    steps = 0
+    for seed in range(2):
+        ours.reset(seed=seed)
+        ref.reset(seed=seed)
+        for agent, other in zip(ours.agent_iter(), ref.agent_iter(), strict=True):
+            assert agent == other
+            got, want = ours.last(), AECEnv.last(ref)
+            assert got[0]["observation"].tobytes() == want[0]["observation"].tobytes()
+            assert got[0]["action_mask"].tobytes() == want[0]["action_mask"].tobytes() and got[1:] == want[1:]
+            assert ours.last(observe=False)[0] is None
+            if got[2] or got[3]:
+                ours.step(None)
+                ref.step(None)
+                continue
+            legal = np.flatnonzero(got[0]["action_mask"])
+            a = int(legal[rng.integers(len(legal))])
+            if steps == 5:  # out of bounds: AssertOutOfBoundsWrapper's refusal, nothing changed
+                assert _outcome(ours.step, 10_000) == _outcome(ref.step, 10_000)
+            ours.step(a)
+            ref.step(a)
+            steps += 1
+        logged = []
+        for e in (ours, ref):  # PettingZoo logs its warning
+            caplog.clear()
+            e.step(0)
+            logged.append([r.getMessage() for r in caplog.records])
+        assert logged[0] == logged[1] != []
+    ours.reset(seed=9)
+    ref.reset(seed=9)
+    it, it_ref = iter(ours.agent_iter()), iter(ref.agent_iter())
+    assert next(it) == next(it_ref)
+    assert _outcome(next, it) == _outcome(next, it_ref)  # no step in between
+    assert steps > 100
