@@ -72,7 +72,9 @@ __all__ = ["AGENTS", "MODES", "env", "raw_env"]
 
 
 class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's ``OrderEnforcingWrapper`` for which only a reset that succeeds counts as one."""
+    """PettingZoo's ``OrderEnforcingWrapper`` for which only a reset that succeeds counts as one, and whose ``last``,
+    ``agent_iter`` and ``step`` read the raw env's attributes directly (the same values and errors:
+    ``tests/test_env.py`` compares them with PettingZoo's own wrappers)."""
 
     _has_reset: bool
     _has_updated: bool
