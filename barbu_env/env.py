@@ -74,7 +74,7 @@ __all__ = ["AGENTS", "MODES", "env", "raw_env"]
 class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` for which only a reset that succeeds counts as one, and whose ``last``,
     ``agent_iter`` and ``step`` read the raw env's attributes directly (the same values and errors:
-    ``tests/test_env.py`` compares them with PettingZoo's own wrappers)."""
+    ``tests/test_env.py`` compares them with PettingZoo's own wrappers, as for :class:`_AssertOutOfBoundsWrapper`)."""
 
     _has_reset: bool
     _has_updated: bool
@@ -123,9 +123,25 @@ class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
             yield raw.agent_selection
 
 
+class _AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's ``AssertOutOfBoundsWrapper`` whose ``step`` makes its check (an action in the agent's action space,
+    or None for a terminated or truncated agent; PettingZoo's ``AssertionError`` otherwise) on the raw env's
+    attributes directly."""
+
+    def step(self, action: Any) -> None:
+        raw = self.env.unwrapped
+        agent = raw.agent_selection
+        if not (
+            (action is None and (raw.terminations[agent] or raw.truncations[agent]))
+            or raw.action_space(agent).contains(action)
+        ):
+            raise AssertionError("action is not in action space")
+        raw.step(action)
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The Barbu AEC environment with PettingZoo's standard wrappers (see the module docstring)."""
-    return _OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(**kwargs)))
+    return _OrderEnforcingWrapper(_AssertOutOfBoundsWrapper(raw_env(**kwargs)))
 
 
 class _AgentIterable(AECIterable):
