@@ -114,13 +114,11 @@ class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         return self._agents(max_iter)
 
     def _agents(self, max_iter: int) -> Iterator[str]:
-        raw = self.env.unwrapped
-        while max_iter > 0 and raw.agents:
-            max_iter -= 1
+        for agent in self.env.unwrapped.agent_iter(max_iter):  # the raw env's own loop, checked as PettingZoo's
             if not self._has_updated:
                 raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
             self._has_updated = False
-            yield raw.agent_selection
+            yield agent
 
 
 class _AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
