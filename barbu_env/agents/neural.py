@@ -226,6 +226,8 @@ class NeuralAgent(Agent):
         nothing, and a seat that always passes can keep a deal from ending. A new array where a row changes."""
         if contract != "fantan" or contract in self._free_pass or mask.shape[1] <= PASS:
             return mask
+        if mask.shape[0] == 1 and not mask.item(0, PASS):  # one row, no pass legal (a scalar read, not numpy's)
+            return mask
         free = (mask[:, PASS] != 0) & (mask[:, :PASS] != 0).any(1)
         if not free.any():
             return mask
