@@ -41,6 +41,7 @@ from typing import Protocol
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
 from barbu_env.agents.bidding import declared_contract
@@ -199,8 +200,12 @@ def make_data(cfg: BiddingConfig, path: Path) -> dict[str, np.ndarray]:
     if path.is_file():
         with np.load(path) as z:
             return dict(z)
-    parts = [label_chunk(cfg, min(cfg.chunk, cfg.states - i), cfg.seed * 1_000_003 + i // cfg.chunk)
-             for i in range(0, cfg.states, cfg.chunk)]  # fmt: skip
+    parts = []
+    with tqdm(total=cfg.states, desc=f"{cfg.role} labels", unit="dec") as bar:
+        for i in range(0, cfg.states, cfg.chunk):
+            n = min(cfg.chunk, cfg.states - i)
+            parts.append(label_chunk(cfg, n, cfg.seed * 1_000_003 + i // cfg.chunk))
+            bar.update(n)
     data = {k: np.concatenate([p[i] for p in parts]) for i, k in enumerate(("obs", "mask", "label", "heuristic"))}
     np.savez_compressed(path, **data)
     return data
