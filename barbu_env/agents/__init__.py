@@ -8,6 +8,8 @@ Specs are the names used on the ``barbu-eval`` command line:
   ``"pimc:rollout=checkpoints"`` its rollouts are played by the networks of a checkpoint folder or file;
 - ``"rllib:source=PATH"``: a policy trained with RLlib (an algorithm checkpoint folder; options ``module``,
   ``greedy``), every decision its own (:class:`barbu_env.wrappers.rllib.ModuleAgent`; imports ray);
+- ``"module:Name"`` or ``"path/to/file.py:Name"`` (options after one more colon): an agent of your own, the
+  class or factory ``Name`` of that module or file called with the options and the seed (:mod:`.external`);
 - a checkpoint path (``"checkpoints/no_queens.pt"``, optionally ``"path.pt:key=value"``): a neural
   agent, built by ``barbu_env.agents.neural.make_neural(path, seed=..., **options)`` once that module
   exists (see :func:`is_checkpoint_spec`; torch is imported only then).
@@ -26,6 +28,7 @@ from typing import Any
 
 from ..options import parse_option
 from .base import Agent, seat_of
+from .external import ExternalAgent, make_external, split_external
 from .heuristic import HeuristicAgent
 from .pimc import PIMCAgent
 from .random_agent import RandomAgent
@@ -62,6 +65,7 @@ def is_checkpoint_spec(name: str) -> bool:
     return (
         name not in REGISTRY
         and name not in FRAMEWORK_AGENTS
+        and split_external(name) is None
         and (name.endswith(CHECKPOINT_SUFFIXES) or "/" in name or Path(name).exists())
     )
 
@@ -99,11 +103,15 @@ def make(spec: str, seed: int | None = None) -> Agent:
         if missing:
             raise ValueError(f"agent {name!r} needs option(s) {missing}, e.g. '{name}:{missing[0]}=...'")
         return cls(seed=seed, **options)
+    external = split_external(name)
+    if external is not None and external[0] not in REGISTRY and external[0] not in FRAMEWORK_AGENTS:
+        return make_external(spec.strip(), *external, seed, options, known=[*REGISTRY, *FRAMEWORK_AGENTS])
     if is_checkpoint_spec(name):
         return _make_checkpoint_agent(name, seed, options)
     raise ValueError(
         f"unknown agent {name!r}: expected one of {sorted([*REGISTRY, *FRAMEWORK_AGENTS])} (options as "
-        f"'name:key=value', e.g. 'pimc:samples=20') or a checkpoint path ending in {CHECKPOINT_SUFFIXES}"
+        f"'name:key=value', e.g. 'pimc:samples=20'), a checkpoint path ending in {CHECKPOINT_SUFFIXES} or an agent "
+        "of your own as 'module:Name' or 'file.py:Name'"
     )
 
 
@@ -122,7 +130,6 @@ def _make_checkpoint_agent(path: str, seed: int | None, options: dict[str, Any])
 
 
 __all__ = [
-    "FRAMEWORK_AGENTS", "REGISTRY", "Agent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "agent_class",
-    "is_checkpoint_spec", "make",
-    "parse_spec", "seat_of", "valid_options",
+    "FRAMEWORK_AGENTS", "REGISTRY", "Agent", "ExternalAgent", "HeuristicAgent", "PIMCAgent", "RandomAgent",
+    "agent_class", "is_checkpoint_spec", "make", "parse_spec", "seat_of", "split_external", "valid_options",
 ]  # fmt: skip

@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: barbu-eval --agents heuristic random --contract no_queens --deals 1000 --seed 0 --out DIR",
     )
     p.add_argument("--agents", nargs="+", required=True,
-                   help="agent specs: random, heuristic, pimc[:samples=N], or a checkpoint path")  # fmt: skip
+                   help="agent specs: random, heuristic, pimc[:samples=N], a checkpoint path, or your own agent as "
+                        "module:Name or file.py:Name")  # fmt: skip
     p.add_argument("--mode", choices=MODES, default="deal", help="one deal per board, or full matches")
     p.add_argument("--contract", nargs="+", default=None,
                    help="deal mode: contract name(s) or 'all' (default: every contract of the rules)")  # fmt: skip

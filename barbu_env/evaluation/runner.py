@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..agents import Agent, make
+from ..agents import Agent, make, parse_spec, split_external
 from ..rules import Rules
 from .batched import batched_player, select_engine
 from .boards import Board, Game, PlayFn, Seating, duplicate, game_seed, lineup_of, make_boards, seatings
@@ -119,6 +119,11 @@ def env_player(cfg: EvalConfig, workers: int = 1, save_games: str | None = None)
             for b in boards:
                 yield b, runner.play_board(b, seats)
             return
+        for spec in cfg.agents:
+            external = split_external(parse_spec(spec)[0])
+            if external is not None and external[0] == "__main__":
+                raise ValueError(f"agent {spec!r} is defined in __main__, which worker processes cannot import: "
+                                 "use workers=1 or define it in a module or file")  # fmt: skip
         ctx = mp.get_context("spawn")
         main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None  # workers start with Ctrl-C ignored

@@ -205,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seat", type=int, default=0, help="your seat (0..3; default 0)")
     p.add_argument("--agents", nargs="+", default=["heuristic"],
                    help="agent specs of the other seats: one for all or one per seat (random, heuristic, "
-                        "pimc:samples=16, checkpoints, path.pt)")  # fmt: skip
+                        "pimc:samples=16, checkpoints, path.pt, your own as module:Name or file.py:Name)")  # fmt: skip
     p.add_argument("--mode", choices=MODES, default="deal", help="one deal or a whole match (default deal)")
     p.add_argument("--rules", default="classic", help="a preset name or a YAML file (default classic)")
     p.add_argument("--contract", default=None, help="deal mode: fix the contract (no_queens, trumps:S, fantan:5)")
