@@ -183,6 +183,79 @@ def torch_equal(a, b) -> bool:
     return bool((a == b).all())
 
 
+def _tiny(algo, env, policy="MlpPolicy", **kwargs):
+    """A model of ``algo`` trained for 64 steps (enough to have weights of its own, not to play well)."""
+    return algo(policy, env, seed=0, device="cpu", policy_kwargs={"net_arch": [32]}, **kwargs).learn(64)
+
+
+def test_sb3_model_agent_plays_the_models_own_choices(tmp_path, one_torch_thread):
+    """``sb3:source=model.zip`` (``wrappers.sb3.ModelAgent``) takes, at every decision of a match (declarations,
+    doubles, cards), the action ``MaskablePPO.predict`` gives with the mask and ``deterministic=True``; with the Dict
+    observation of ``dict_obs=True`` too; and it plays in the duplicate evaluation."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from barbu_env.agents import make
+    from barbu_env.evaluation import evaluate
+
+    for dict_obs, policy in ((False, "MlpPolicy"), (True, "MultiInputPolicy")):
+        env = BarbuSingleAgentEnv(opponents="random", contracts=["no_queens"], doubling="off", dict_obs=dict_obs,
+                                  seed=0)  # fmt: skip
+        model = _tiny(sb3_contrib.MaskablePPO, env, policy, n_steps=64, batch_size=32)
+        model.save(tmp_path / f"model{int(dict_obs)}")
+        agent = make(f"sb3:source={tmp_path}/model{int(dict_obs)}.zip", seed=0)
+        game = barbu_env.env(mode="match")
+        game.reset(seed=1)
+        decisions = 0
+        for name in game.agent_iter(200):
+            obs, _, term, trunc, _ = game.last()
+            if term or trunc:
+                game.step(None)
+                continue
+            action = agent.act(game, name)
+            expected, _ = model.predict(obs if dict_obs else obs["observation"], action_masks=obs["action_mask"],
+                                        deterministic=True)  # fmt: skip
+            assert action == int(expected)
+            decisions += 1
+            game.step(action)
+        assert decisions > 150
+    spec = f"sb3:source={tmp_path}/model0.zip"
+    result = evaluate([spec, "random"], contracts="no_queens", boards=2)
+    assert result["agents"] == [spec, "random"] and result["finished"] == 2
+
+
+def test_sb3_model_agent_other_algorithms_and_refusals(tmp_path, one_torch_thread):
+    """Unmasked learners (PPO, DQN) play legal actions only; a Q-learner is greedy only; every refusal names what
+    is wrong."""
+    sb3 = pytest.importorskip("stable_baselines3")
+    from barbu_env.agents import make
+
+    env = BarbuSingleAgentEnv(opponents="random", contracts=["no_queens"], doubling="off", seed=0)
+    _tiny(sb3.PPO, env, n_steps=64, batch_size=32).save(tmp_path / "ppo")
+    _tiny(sb3.DQN, env, learning_starts=16).save(tmp_path / "dqn")
+    for spec in (f"sb3:source={tmp_path}/ppo.zip,algo=PPO,greedy=false", f"sb3:source={tmp_path}/dqn.zip,algo=DQN"):
+        agent = make(spec, seed=3)
+        game = barbu_env.env(mode="deal", declarer="random", illegal_action="raise")  # declaring and doubling too
+        game.reset(seed=2)
+        for name in game.agent_iter():
+            _, _, term, trunc, _ = game.last()
+            game.step(None if term or trunc else agent.act(game, name))  # an illegal action would raise
+        assert not game.agents  # the deal was played to its end
+    refusals = {
+        f"sb3:source={tmp_path}/none.zip": "model file .*none.zip' not found",
+        f"sb3:source={tmp_path}/dqn.zip": "dqn.zip' is not a MaskablePPO model",
+        f"sb3:source={tmp_path}/ppo.zip,algo=SAC": r"bad value 'SAC' for option 'algo': expected one of \['Mask",
+        f"sb3:source={tmp_path}/dqn.zip,algo=DQN,greedy=false": r"a Q-learner plays its largest Q-value \(greedy=",
+        "sb3": r"needs option\(s\) \['source'\]",
+    }
+    for spec, message in refusals.items():
+        with pytest.raises(ValueError, match=message):
+            make(spec)
+    agent = make(f"sb3:source={tmp_path}/ppo.zip,algo=PPO")
+    king = barbu_env.env(mode="deal", rules="king3")
+    king.reset(seed=0)
+    with pytest.raises(ValueError, match=r"reads observations of \d+ values, this env gives \d+"):
+        agent.act(king, king.agent_selection)
+
+
 # ================================================================== TorchRL
 def _torchrl_env(**kwargs):
     pytest.importorskip("torchrl")

@@ -8,6 +8,8 @@ Specs are the names used on the ``barbu-eval`` command line:
   ``"pimc:rollout=checkpoints"`` its rollouts are played by the networks of a checkpoint folder or file;
 - ``"rllib:source=PATH"``: a policy trained with RLlib (an algorithm checkpoint folder; options ``module``,
   ``greedy``), every decision its own (:class:`barbu_env.wrappers.rllib.ModuleAgent`; imports ray);
+- ``"sb3:source=model.zip"``: a Stable-Baselines3 model (options ``algo``, default ``MaskablePPO``, and ``greedy``),
+  every decision its own (:class:`barbu_env.wrappers.sb3.ModelAgent`; imports stable_baselines3);
 - ``"module:Name"`` or ``"path/to/file.py:Name"`` (options after one more colon): an agent of your own, the
   class or factory ``Name`` of that module or file called with the options and the seed (:mod:`.external`);
 - a checkpoint path (``"checkpoints/no_queens.pt"``, optionally ``"path.pt:key=value"``): a neural
@@ -36,7 +38,8 @@ from .random_agent import RandomAgent
 #: Agents made by name.
 REGISTRY: dict[str, type[Agent]] = {"random": RandomAgent, "heuristic": HeuristicAgent, "pimc": PIMCAgent}
 #: Agents whose module imports an RL framework, imported when first made: name -> (module, class name).
-FRAMEWORK_AGENTS: dict[str, tuple[str, str]] = {"rllib": ("barbu_env.wrappers.rllib", "ModuleAgent")}
+FRAMEWORK_AGENTS: dict[str, tuple[str, str]] = {
+    "rllib": ("barbu_env.wrappers.rllib", "ModuleAgent"), "sb3": ("barbu_env.wrappers.sb3", "ModelAgent")}  # fmt: skip
 #: File endings that mark a spec as a checkpoint path.
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
 

@@ -19,7 +19,9 @@ episode the rewards therefore sum to the learner's deal score (R8.1) or match to
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -27,7 +29,9 @@ import numpy as np
 from gymnasium import spaces
 
 from ..agents import Agent, make
+from ..agents.neural import masked_choice
 from ..env import env as make_env
+from ..options import as_bool
 from .common import check_contracts, check_supported, env_rules, reward_normaliser, sample_deal
 
 #: Resets that end before the learner's first decision are retried this many times.
@@ -194,3 +198,93 @@ class BarbuSingleAgentEnv(gym.Env):
 
     def _info(self) -> dict[str, Any]:
         return {"seat": self.seat, "contract": self.raw.contract_text}
+
+
+# ================================================================================= playing
+#: The algorithms :class:`ModelAgent` loads, by class name: their module, and how their policy scores the actions
+#: (``"policy"``: the logits of its action distribution; ``"q"``: its Q-values; ``"quantiles"``: the mean of its
+#: quantiles).
+SB3_ALGOS: dict[str, tuple[str, str]] = {
+    "MaskablePPO": ("sb3_contrib", "policy"), "PPO": ("stable_baselines3", "policy"),
+    "A2C": ("stable_baselines3", "policy"), "TRPO": ("sb3_contrib", "policy"), "DQN": ("stable_baselines3", "q"),
+    "QRDQN": ("sb3_contrib", "quantiles"),
+}  # fmt: skip
+
+
+class ModelAgent(Agent):
+    """A trained Stable-Baselines3 model as a project agent (spec ``"sb3:source=model.zip"``, options ``algo`` and
+    ``greedy``): every decision of its seat — declaration (R3), doubling (R6), card, Fantan pass — is the model's on
+    the env's observation (the bare vector, or the Dict where the model was trained with ``dict_obs=True``), among
+    the legal actions only: the largest of the policy's logits (``greedy=True``, the action ``MaskablePPO.predict``
+    gives with the mask and ``deterministic=True``) or one drawn from their softmax over the legal actions with the
+    agent's seeded generator; Q-learners (``DQN``, ``QRDQN``) take the largest Q-value and are greedy only.
+    ``source``: a model saved with ``model.save`` (``.zip``) or a model object; ``algo``: its class, one of
+    :data:`SB3_ALGOS` (default ``MaskablePPO``). So a policy trained on :class:`BarbuSingleAgentEnv` meets the
+    baselines in ``barbu-eval``'s duplicate evaluation and sits at the ``barbu-play`` table."""
+
+    name = "sb3"
+
+    def __init__(self, source: Any, algo: str = "MaskablePPO", seed: int | None = None, greedy: Any = True) -> None:
+        super().__init__(seed)
+        if algo not in SB3_ALGOS:
+            raise ValueError(f"bad value {algo!r} for option 'algo': expected one of {list(SB3_ALGOS)}")
+        self.algo, self.greedy = algo, as_bool(greedy, "greedy")
+        module, self._kind = SB3_ALGOS[algo]
+        if self._kind != "policy" and not self.greedy:
+            raise ValueError(f"agent 'sb3' with algo={algo}: a Q-learner plays its largest Q-value (greedy=true) only")
+        try:
+            import torch
+
+            cls = getattr(importlib.import_module(module), algo)
+        except ModuleNotFoundError as e:
+            raise ValueError(f"agent 'sb3' needs {e.name!r}, which is not installed (pip install -e '.[sb3]')") from e
+        self._torch = torch
+        self.source = str(source) if isinstance(source, (str, Path)) else None
+        if self.source is not None:
+            path = Path(self.source)
+            if not path.is_file() and not path.with_suffix(".zip").is_file():
+                raise ValueError(f"agent 'sb3': model file {self.source!r} not found")
+            try:
+                self.model = cls.load(self.source, device="cpu")
+            except Exception as e:  # a file of another algorithm, a corrupt zip ...
+                raise ValueError(f"agent 'sb3': {self.source!r} is not a {algo} model: {type(e).__name__}: {e}") from e
+        else:
+            self.model = source
+        space = self.model.observation_space
+        self._dict = isinstance(space, spaces.Dict)
+        self.obs_size = int((space["observation"] if self._dict else space).shape[0])
+
+    def options(self) -> dict[str, Any]:
+        out: dict[str, Any] = {} if self.source is None else {"source": self.source}
+        if self.algo != "MaskablePPO":
+            out["algo"] = self.algo
+        return out if self.greedy else {**out, "greedy": False}
+
+    def scores(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        """The model's score of every action (float64 [A]) for one observation of the env (its Dict): the logits of
+        its policy, or its Q-values."""
+        if obs["observation"].shape[0] != self.obs_size:
+            raise ValueError(
+                f"SB3 model {self.source or self.algo!r} reads observations of {self.obs_size} values, this env gives "
+                f"{obs['observation'].shape[0]}: play it under the rules it was trained with"
+            )
+        policy, torch = self.model.policy, self._torch
+        x, _ = policy.obs_to_tensor(obs if self._dict else obs["observation"])
+        with torch.no_grad():
+            if self._kind == "policy":
+                out = policy.get_distribution(x).distribution.logits
+            elif self._kind == "q":
+                out = policy.q_net(x)
+            else:
+                out = policy.quantile_net(x).mean(dim=1)
+        return out[0].double().cpu().numpy()
+
+    def choose(self, env: Any, agent_name: str) -> int:
+        o = env.observe(agent_name)
+        return masked_choice(self.scores(o), o["action_mask"], self.greedy, self.rng)
+
+    def act_info(self, info: Any) -> int:
+        """Refused: the model reads the env's observation, whose match blocks (R8.3) an ``InfoState`` does not hold;
+        play it through ``barbu_env.env`` with :meth:`act`."""
+        raise ValueError("ModelAgent plays through barbu_env.env (agent.act(env, agent_name)): an InfoState holds no "
+                         "match state, which its observation encodes")  # fmt: skip
