@@ -48,8 +48,32 @@ def test_runs_on_other_boards_or_opponents_are_refused(tmp_path):
     with pytest.raises(ValueError, match="differ in rules"):
         compare(read_results(a), read_results(_run(tmp_path / "r", "random", "--doubling", "classic")))
     data = read_results(a)
-    with pytest.raises(ValueError, match="deal-mode runs"):
+    with pytest.raises(ValueError, match="differ in mode"):
         compare(data, {**data, "config": {**data["config"], "mode": "match"}})
+
+
+def test_match_mode_runs_are_paired_match_by_match(tmp_path, capsys):
+    """Match mode: a board is a match seed (the same 28 hands for both runs), compared in one row ``match``."""
+
+    def run(out: Path, first: str, matches: str) -> Path:
+        rc = ev.main(["--agents", first, "random", "--mode", "match", "--matches", matches, "--seed", "5", "--out",
+                      str(out), "--no-progress"])  # fmt: skip
+        assert rc == 0
+        return out
+
+    a, b = run(tmp_path / "a", "heuristic", "4"), run(tmp_path / "b", "random", "3")
+    data_a, data_b = read_results(a), read_results(b)
+    rows = compare(data_a, data_b)
+    assert list(rows) == ["match"] and rows["match"]["boards"] == 3
+    xs = {r["board"]: r["rel"][0] for r in data_a["boards"]}
+    ys = {r["board"]: r["rel"][0] for r in data_b["boards"]}
+    want = ev.confidence_interval([xs[k] - ys[k] for k in sorted(ys)])
+    assert rows["match"]["diff"]["mean"] == pytest.approx(want["mean"])
+    assert rows["match"]["diff"]["half_width"] == pytest.approx(want["half_width"])
+    main([str(a), str(b)])
+    assert "| match | 3 |" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="differ in seed"):
+        compare(data_a, {**data_b, "config": {**data_b["config"], "seed": 6}})
 
 
 def test_missing_or_corrupt_files_are_named(tmp_path):

@@ -4,8 +4,9 @@
 
 Each argument is a ``barbu-eval --out`` folder (or its ``results.json``). The two runs of a pair must have played
 the same boards (seed, mode, line-up, rules, contracts) against the same opponents; only the first agent may differ.
-For each contract, the first agent's margin in each run and the mean of the per-board differences A − B with a
-Student-t 95% interval: the same boards make the difference far less noisy than the two intervals suggest
+Deal mode compares per contract; match mode per match (a match seed deals the same 28 hands whoever plays: a row
+named ``match``). For each contract, the first agent's margin in each run and the mean of the per-board differences
+A − B with a Student-t 95% interval: the same boards make the difference far less noisy than the two intervals suggest
 (e.g. "is this policy's margin over the heuristic at least PIMC's on the same boards?"). With several pairs (other
 seeds, say), each pair's table, then one pooled over every pair's boards, contract by contract.
 """
@@ -48,13 +49,10 @@ def differences(ca: dict[str, Any], cb: dict[str, Any], keys: Sequence[str]) -> 
 
 
 def paired_margins(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[tuple[float, float]]]:
-    """Per contract of deal-mode summaries ``a`` and ``b``: the first agent's margins (a, b) on each board both
-    finished. ``ValueError`` when the runs did not play the same boards against the same opponents."""
+    """Per contract of summaries ``a`` and ``b`` (``match`` in match mode): the first agent's margins (a, b) on each
+    board both finished. ``ValueError`` when the runs did not play the same boards against the same opponents."""
     ca, cb = a["config"], b["config"]
-    if ca.get("mode") != "deal" or cb.get("mode") != "deal":
-        raise ValueError("barbu-compare compares deal-mode runs (one deal per board); got modes "
-                         f"{ca.get('mode')!r} and {cb.get('mode')!r}")  # fmt: skip
-    diff = differences(ca, cb, ("seed", "lineup", "rules", "contracts"))
+    diff = differences(ca, cb, ("mode", "seed", "lineup", "rules", "contracts"))
     if diff:
         raise ValueError(f"the two runs did not play the same boards against the same opponents: they differ in "
                          f"{', '.join(diff)}; only the first agent and the number of boards may differ")  # fmt: skip
@@ -90,7 +88,7 @@ def intervals(by_name: dict[str, list[tuple[float, float]]]) -> dict[str, dict[s
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per contract of deal-mode summaries ``a`` and ``b``: ``boards`` (those both finished), ``a`` and ``b`` (the
+    """Per contract of summaries ``a`` and ``b``: ``boards`` (those both finished), ``a`` and ``b`` (the
     first agent's per-board margins' intervals on them) and ``diff`` (the interval of a − b, board by board).
     ``ValueError`` when the runs did not play the same boards against the same opponents."""
     return intervals(paired_margins(a, b))
@@ -102,7 +100,7 @@ def pooled(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, dict[
     ``ValueError`` when the pairs played against different opponents, line-ups or rules."""
     first = runs[0][0]["config"]
     for i, (a, _) in enumerate(runs[1:], 2):
-        diff = differences(first, a["config"], ("lineup", "rules"))
+        diff = differences(first, a["config"], ("mode", "lineup", "rules"))
         if diff:
             raise ValueError(f"pairs 1 and {i} differ in {', '.join(diff)}: pooled margins would mix them")
     by_name: dict[str, list[tuple[float, float]]] = {}
