@@ -174,8 +174,15 @@ def test_refusals_name_what_is_wrong(bots, spec, message):
         make(spec.replace("{b}", bots))
 
 
-def test_a_file_that_fails_to_run_is_named(tmp_path, monkeypatch):
+def test_a_file_or_module_that_fails_to_run_is_named(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "broken.py").write_text("raise RuntimeError('no GPU here')\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"agent 'broken.py:Bot': running 'broken.py' failed: RuntimeError: no GPU"):
-        make("broken.py:Bot")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    name = f"broken_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text("raise RuntimeError('no GPU here')\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"agent '{name}.py:Bot': running '{name}.py' failed: RuntimeError: no GPU"):
+        make(f"{name}.py:Bot")
+    with pytest.raises(ValueError, match=rf"agent '{name}:Bot': importing '{name}' failed: RuntimeError: no GPU"):
+        make(f"{name}:Bot")
+    (tmp_path / f"{name}_dep.py").write_text("import not_installed_xyz\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"importing '{name}_dep' failed: No module named 'not_installed_xyz'"):
+        make(f"{name}_dep:Bot")

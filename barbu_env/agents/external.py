@@ -102,6 +102,8 @@ def _import(spec: str, source: str, known: Sequence[str]) -> ModuleType:
             if attempt or os.getcwd() in sys.path:
                 break
             sys.path.insert(0, os.getcwd())
+        except Exception as e:  # the module's own error while it runs
+            raise ValueError(f"agent {spec!r}: importing {source!r} failed: {type(e).__name__}: {e}") from e
     raise ValueError(
         f"unknown agent {spec!r}: no module {source!r} to import, here or in {os.getcwd()!r} (an agent of your own "
         f"is 'module:Name' or 'file.py:Name'; the named agents are {sorted(known)})"
