@@ -140,6 +140,28 @@ def test_engine_selection():
         select_engine(cfg, "gpu", made)
 
 
+def test_batched_workers_give_the_same_boards(monkeypatch):
+    """The batched engine's worker processes (parts of the boards, each process building its agents) give every
+    board's games exactly as one process does, random seats and networks included."""
+    pytest.importorskip("torch")
+    from barbu_env.evaluation import batched
+
+    monkeypatch.setattr(batched, "PART", 3)  # several parts of a small run (the workers read their own PART: 1000)
+    parts: list[int] = []
+    pool = batched.in_processes
+
+    def counted(n, build, args, fn, payloads, chunksize=1):
+        parts.append(len(payloads))
+        return pool(n, build, args, fn, payloads, chunksize)
+
+    monkeypatch.setattr(batched, "in_processes", counted)
+    for agents in (["random", "heuristic"], ["checkpoints", "random"]):
+        kw = {"contracts": ["no_queens", "fantan"], "boards": 8, "seed": 4, "engine": "batched"}
+        one, two = ev.evaluate(agents, **kw), ev.evaluate(agents, workers=2, **kw)
+        assert two["engine"] == "batched" and len(two["boards"]) == 16 and one["boards"] == two["boards"]
+    assert parts == [4, 4]  # each two-worker run played in four parts of four boards
+
+
 def test_greedy_false_checkpoint_plays_through_the_env():
     pytest.importorskip("torch")
     cfg, made = ev.make_config(["checkpoints/no_queens.pt:greedy=false", "heuristic"], boards=1)

@@ -24,14 +24,17 @@ import numpy as np
 from ..agents import Agent, HeuristicAgent, RandomAgent
 from .boards import Board, Game, PlayFn, Seating
 from .config import EvalConfig
+from .pool import in_processes
 
 if TYPE_CHECKING:
     from ..vector.duplicate import CardPolicy, Player
 
 #: ``engine`` values: ``auto`` (batched where possible), ``batched``, ``python`` (through ``barbu_env.env``).
 ENGINES = ("auto", "batched", "python")
-#: Boards of a contract played per :func:`~barbu_env.vector.duplicate.play_games` call (a progress step).
+#: Boards played per :func:`~barbu_env.vector.duplicate.play_games` call (a progress step).
 CHUNK = 2000
+#: The fewest boards a worker process plays at a time (fewer games than a batch of the engine waste its width).
+PART = 1000
 
 
 def seat_player(agent: Agent, doubling: bool = False) -> Player | None:
@@ -84,10 +87,23 @@ def select_engine(cfg: EvalConfig, engine: str, agents: Sequence[Agent]) -> tupl
     return "python", why
 
 
-def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048) -> PlayFn:
+def _worker_player(cfg: EvalConfig) -> PlayFn:
+    """A worker process's :func:`batched_player`, with ``cfg``'s agents built there."""
+    from ..agents import make
+
+    return batched_player(cfg, [make(spec) for spec in cfg.agents])
+
+
+def _play_part(play: PlayFn, task: tuple[Sequence[Board], Sequence[Seating]]) -> list[tuple[Board, list[Game]]]:
+    return list(play(*task))
+
+
+def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048, workers: int = 1) -> PlayFn:
     """A :data:`~.boards.PlayFn` playing ``cfg``'s deal-mode boards on the batched engine (``agents``: built from
-    ``cfg.agents``, each with a :func:`seat_player`), up to :data:`CHUNK` boards of a contract per batch run;
-    ``batch``: games stepped at once."""
+    ``cfg.agents``, each with a :func:`seat_player`), up to :data:`CHUNK` boards per batch run; ``batch``: games
+    stepped at once. With ``workers`` > 1 the boards are cut into parts of at least :data:`PART` boards, played by
+    that many processes (each building the agents once); a board's games are the same whichever part it is in (random
+    seats draw from per-game seeds, and a network's choice on a row never depends on the other rows)."""
     from ..vector.duplicate import game_seeds, play_games
 
     rules = cfg.make_rules()
@@ -100,6 +116,13 @@ def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048) 
     draws = any(p == "random" or getattr(p, "fallback_spec", None) == "random" for p in players)
 
     def play(boards: Sequence[Board], seats: Sequence[Seating]) -> Iterator[tuple[Board, list[Game]]]:
+        size = min(CHUNK, max(PART, -(-len(boards) // (2 * workers))))  # about two parts a worker
+        parts = [boards[i : i + size] for i in range(0, len(boards), size)]
+        if workers > 1 and len(parts) > 1:
+            for done in in_processes(min(workers, len(parts)), _worker_player, (cfg,), _play_part,
+                                     [(part, seats) for part in parts]):  # fmt: skip
+                yield from done
+            return
         rows = [[players[a] for a in seating] for seating in seats]  # one list per seating, shared by its games
         n = len(seats)
         for start in range(0, len(boards), CHUNK):

@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lineup", choices=list(LINEUPS), default="1v3",
                    help="1v3: first agent vs three copies of the second; 2v2: alternating; 4: four agents")  # fmt: skip
     p.add_argument("--workers", type=_positive, default=1,
-                   help="processes of the python engine (results do not depend on it)")  # fmt: skip
+                   help="processes: the python engine's games, the batched engine's parts of at least 1000 boards "
+                        "(results do not depend on it)")  # fmt: skip
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="batched: deal-mode boards on the compiled engine (heuristic, random and greedy checkpoint "
                         "agents); python: through the env, one game at a time (any agent, match mode); auto "
@@ -149,8 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     notes = fallback_notes(cfg, made)
     for note in notes:
         print(f"barbu-eval: note: {note}", file=sys.stderr)
-    ignored = "; --workers ignored: it plays in this process" if engine == "batched" and args.workers > 1 else ""
-    print(f"barbu-eval: engine: {engine} ({why}{ignored})", file=sys.stderr)
+    print(f"barbu-eval: engine: {engine} ({why})", file=sys.stderr)
     if args.workers > 1 and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:

@@ -10,20 +10,18 @@ those boards back as ``finished`` resumes the run where it stopped.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import signal
 import sys
-import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..agents import Agent, make, parse_spec, split_external
+from ..agents import Agent, make
 from ..rules import Rules
 from .batched import batched_player, select_engine
 from .boards import Board, Game, PlayFn, Seating, duplicate, game_seed, lineup_of, make_boards, seatings
 from .config import EvalConfig, fallback_notes, make_config
+from .pool import check_importable, in_processes
 from .report import summarise
 
 
@@ -90,22 +88,8 @@ class TableRunner:
         ]
 
 
-_WORKER: TableRunner | None = None
-
-
-def _init_worker(cfg: EvalConfig, save_games: str | None = None) -> None:
-    global _WORKER
-    # the parent handles Ctrl-C (it stops the pool); one thread per worker: single-row forward passes gain
-    # nothing from more, and several workers each spinning several threads thrash (torch reads this at import)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ["OMP_NUM_THREADS"] = "1"
-    _WORKER = TableRunner(cfg, save_games)
-
-
-def _run_task(task: tuple[Board, Sequence[Seating]]) -> tuple[Board, list[Game]]:
-    if _WORKER is None:  # pragma: no cover - set by the pool initializer
-        raise RuntimeError("worker not initialised")
-    return task[0], _WORKER.play_board(*task)
+def _play_board(runner: TableRunner, task: tuple[Board, Sequence[Seating]]) -> tuple[Board, list[Game]]:
+    return task[0], runner.play_board(*task)
 
 
 def env_player(cfg: EvalConfig, workers: int = 1, save_games: str | None = None) -> PlayFn:
@@ -119,22 +103,9 @@ def env_player(cfg: EvalConfig, workers: int = 1, save_games: str | None = None)
             for b in boards:
                 yield b, runner.play_board(b, seats)
             return
-        for spec in cfg.agents:
-            external = split_external(parse_spec(spec)[0])
-            if external is not None and external[0] == "__main__":
-                raise ValueError(f"agent {spec!r} is defined in __main__, which worker processes cannot import: "
-                                 "use workers=1 or define it in a module or file")  # fmt: skip
-        ctx = mp.get_context("spawn")
-        main = threading.current_thread() is threading.main_thread()
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None  # workers start with Ctrl-C ignored
-        try:
-            pool = ctx.Pool(n, initializer=_init_worker, initargs=(cfg, save_games))
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, old)
-        with pool:
-            chunk = max(1, min(8, len(boards) // (4 * n)))
-            yield from pool.imap_unordered(_run_task, [(b, seats) for b in boards], chunksize=chunk)
+        check_importable(cfg.agents)
+        chunk = max(1, min(8, len(boards) // (4 * n)))
+        yield from in_processes(n, TableRunner, (cfg, save_games), _play_board, [(b, seats) for b in boards], chunk)
 
     return play
 
@@ -184,9 +155,9 @@ def run(
 ) -> dict[str, Any]:
     """Play the boards of ``cfg`` (those not in ``finished``) and summarise them (see :func:`evaluate`);
     ``play``: who plays them (the summary's ``engine`` is then ``"custom"``), default per ``engine``: the
-    batched engine (:func:`.batched.batched_player`, in this process) or :func:`env_player` with ``workers``
-    processes. ``agents``: ``cfg.agents`` built (default: built here). ``save_games``: a folder for every game's
-    record (the python engine only: the batched one keeps no records)."""
+    batched engine (:func:`.batched.batched_player`) or :func:`env_player`, each with ``workers`` processes.
+    ``agents``: ``cfg.agents`` built (default: built here). ``save_games``: a folder for every game's record (the
+    python engine only: the batched one keeps no records)."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"bad number of workers {workers!r}: expected an integer >= 1")
     if play is None:
@@ -196,7 +167,10 @@ def run(
                 raise ValueError("save_games records games through the env: use engine 'python' or 'auto'")
             engine = "python"
         engine = select_engine(cfg, engine, agents)[0]
-        play = batched_player(cfg, agents) if engine == "batched" else env_player(cfg, workers, save_games)
+        if engine == "batched":
+            play = batched_player(cfg, agents, workers=workers)
+        else:
+            play = env_player(cfg, workers, save_games)
     else:
         engine = "custom"
     the_rules = cfg.make_rules()
