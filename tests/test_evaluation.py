@@ -334,6 +334,22 @@ def test_ctrl_c_writes_finished_boards_and_resume_completes_them(tmp_path, worke
     assert resumed == fresh
 
 
+@pytest.mark.parametrize("engine", ["python", "batched"])
+def test_workers_of_a_script_without_main_guard_stop_the_run(tmp_path, engine):
+    """A script that starts workers outside ``if __name__ == "__main__":`` makes each spawned worker run it again and
+    fail: the run stops with an error that says so, instead of waiting for workers that never come."""
+    script = tmp_path / "unguarded.py"
+    script.write_text("from barbu_env.evaluation import evaluate\n"
+                      f"evaluate(['heuristic', 'random'], boards=2, workers=2, engine={engine!r})\n")  # fmt: skip
+    if engine == "batched":  # two parts, so that the batched engine starts workers
+        script.write_text("import barbu_env.evaluation.batched as b\nb.PART = 1\n" + script.read_text())
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert r.returncode == 1
+    assert "RuntimeError: a worker process of the evaluation stopped" in r.stderr
+    assert "'if __name__ == \"__main__\":' guard" in r.stderr
+
+
 def test_run_takes_any_player_of_boards():
     """A batched runner plugs in as ``play``: the summary is built from its games alone."""
     cfg, _ = ev.make_config(["heuristic", "random"], contracts=["no_queens", "no_king"], boards=3)

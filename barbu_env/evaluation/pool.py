@@ -1,5 +1,5 @@
 """Worker processes of the evaluation's runners: :func:`in_processes` maps a function over tasks in a pool of
-``spawn`` processes, each of which builds its player once; Ctrl-C is left to the parent, which stops the pool."""
+``spawn`` processes, each of which builds its player once; Ctrl-C is left to the parent, which stops the workers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from ..agents import parse_spec, split_external
@@ -25,9 +27,8 @@ def _init(build: Callable[..., Any], args: tuple[Any, ...]) -> None:
     _BUILT = build(*args)
 
 
-def _call(task: tuple[Callable[[Any, Any], Any], Any]) -> Any:
-    fn, payload = task
-    return fn(_BUILT, payload)
+def _call_many(fn: Callable[[Any, Any], Any], payloads: Sequence[Any]) -> list[Any]:
+    return [fn(_BUILT, p) for p in payloads]
 
 
 def check_importable(specs: Sequence[str]) -> None:
@@ -42,15 +43,33 @@ def check_importable(specs: Sequence[str]) -> None:
 def in_processes(n: int, build: Callable[..., Any], args: tuple[Any, ...], fn: Callable[[Any, Any], Any],
                  payloads: Sequence[Any], chunksize: int = 1) -> Iterator[Any]:  # fmt: skip
     """``fn(built, payload)`` for every payload, in ``n`` worker processes, each of which first runs
-    ``built = build(*args)``; results in the order they finish. ``build`` and ``fn``: module-level functions or
-    classes (they travel by name)."""
-    ctx = mp.get_context("spawn")
+    ``built = build(*args)``; results in the order they finish (``chunksize`` payloads a task). ``build`` and ``fn``:
+    module-level functions or classes (they travel by name). A worker that dies (its initializer's error, killed, or
+    a script without an ``if __name__ == "__main__":`` guard, which each worker would run again) stops the run with a
+    ``RuntimeError`` saying so, instead of leaving it waiting; on any exit the workers are stopped."""
+    executor = ProcessPoolExecutor(n, mp_context=mp.get_context("spawn"), initializer=_init, initargs=(build, args))
     main = threading.current_thread() is threading.main_thread()
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None  # workers start with Ctrl-C ignored
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None  # the workers start with Ctrl-C ignored
     try:
-        pool = ctx.Pool(n, initializer=_init, initargs=(build, args))
+        futures = [executor.submit(_call_many, fn, payloads[i : i + chunksize])
+                   for i in range(0, len(payloads), chunksize)]  # fmt: skip
     finally:
         if main:
             signal.signal(signal.SIGINT, old)
-    with pool:
-        yield from pool.imap_unordered(_call, [(fn, p) for p in payloads], chunksize=chunksize)
+    finished = False
+    try:
+        for future in as_completed(futures):
+            yield from future.result()
+        finished = True
+    except BrokenProcessPool:
+        raise RuntimeError(
+            "a worker process of the evaluation stopped before its boards were played (its error, if it had one, is "
+            "printed above). If the script that calls the evaluation has no 'if __name__ == \"__main__\":' guard, "
+            "every worker runs it again and fails: put the call under that guard, or use workers=1"
+        ) from None
+    finally:
+        if not finished:  # an error or Ctrl-C: stop the workers now (the futures still queued are dropped)
+            processes = getattr(executor, "_processes", None) or {}  # (no public way to stop them before 3.14)
+            for process in list(processes.values()):
+                process.terminate()
+        executor.shutdown(wait=True, cancel_futures=True)
