@@ -216,3 +216,33 @@ def test_page_and_defaults(client: TestClient) -> None:
         assert not re.search(r"https?://", text), f"{asset} refers to an external address"
     assert not re.search(r"https?://", html)
     assert build_parser().parse_args([]).host == "127.0.0.1"
+
+
+def test_only_offered_agents_and_presets_are_played(tmp_path: Path, monkeypatch) -> None:
+    """A request names agents and rules among those the server offers: an agent spec can name code to run
+    (``module:Name``) or a file to load, so any other spec, and a rules file path, are refused before anything is
+    made; ``--agent`` offers more (made once at start, a bad one refused there)."""
+    monkeypatch.chdir(tmp_path)
+    client = TestClient(create_app(tmp_path / "records"))
+    assert client.get("/api/options").json()["agents"] == ["heuristic", "pimc", "random"]
+    marker = tmp_path / "ran"
+    for spec in (f"os:system:command=touch {marker}", "pimc:samples=4", "checkpoints", str(tmp_path / "x.pt")):
+        r = client.post("/api/games", json={"agents": [spec], "seed": 0})
+        assert r.status_code == 400 and f"agent {spec!r} is not offered here" in r.json()["error"]
+    assert not marker.exists()
+    (tmp_path / "rules.yaml").write_text("doubling: off\n")
+    r = client.post("/api/games", json={"agents": ["random"], "rules": str(tmp_path / "rules.yaml")})
+    assert r.status_code == 400 and "valid are the presets" in r.json()["error"]
+    assert client.post("/api/games", json={"agents": "random"}).status_code == 400
+
+    (tmp_path / "bots.py").write_text("from barbu_env.agents import RandomAgent as Mine\n")
+    offered = TestClient(create_app(tmp_path / "records", agents=["pimc:samples=4", "bots.py:Mine"]))
+    assert offered.get("/api/options").json()["agents"] == ["heuristic", "pimc", "random", "pimc:samples=4",
+                                                            "bots.py:Mine"]  # fmt: skip
+    r = offered.post("/api/games", json={"mode": "deal", "agents": ["bots.py:Mine", "pimc:samples=4", "random"],
+                                         "contract": "no_queens", "seed": 1})  # fmt: skip
+    assert r.status_code == 200 and r.json()["players"][1:] == ["bots.py:Mine", "pimc:samples=4", "random"]
+    with pytest.raises(ValueError, match=r"file 'nope\.py' not found"):
+        create_app(tmp_path / "records", agents=["nope.py:Bot"])
+    assert build_parser().parse_args(["--agent", "a.py:A", "--agent", "pimc:samples=64"]).agent == [
+        "a.py:A", "pimc:samples=64"]  # fmt: skip

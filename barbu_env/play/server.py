@@ -14,7 +14,10 @@ The page (``static/``, no external assets) talks JSON to this app:
   as the body) replay one through the engine (:func:`barbu_env.records.replay`) into frames showing every hand.
 
 Each game has its own env, agents and lock, so several games run at once independently. The server listens
-on 127.0.0.1 unless ``--host`` says otherwise.
+on 127.0.0.1 unless ``--host`` says otherwise. A game's agents and rules are chosen among those the server offers
+(``GET /api/options``): the named agents, ``checkpoints`` where that folder exists and the specs given with
+``--agent`` (an agent of your own, a Stable-Baselines3 model, ``pimc:samples=64`` ...), and the rules presets; any
+other spec or a file path from a request is refused, as an agent spec can name code to run or a file to load.
 """
 
 from __future__ import annotations
@@ -87,10 +90,24 @@ def _replay_payload(record: GameRecord, source: str) -> dict[str, Any]:
             "totals": record.totals, "winners": record.winners, "frames": replay_frames(record, source)}  # fmt: skip
 
 
-def create_app(records_dir: str | Path = "barbu_games") -> Starlette:
-    """The ASGI app; finished games are saved in ``records_dir`` and its records can be replayed."""
+def offered_agents(extra: Sequence[str] = ()) -> list[str]:
+    """The agent specs a game may seat: the named agents, ``checkpoints`` where that folder exists, then ``extra``."""
+    specs = sorted(REGISTRY)
+    if Path("checkpoints").is_dir():
+        specs.append("checkpoints")
+    return specs + [s for s in extra if s not in specs]
+
+
+def create_app(records_dir: str | Path = "barbu_games", agents: Sequence[str] = ()) -> Starlette:
+    """The ASGI app; finished games are saved in ``records_dir`` and its records can be replayed. ``agents``: specs
+    offered besides the named agents (:func:`offered_agents`); each is made once here, so a bad one fails now."""
+    from ..agents import make
+
     games: OrderedDict[str, _Live] = OrderedDict()  # read and written on the event loop only
     folder = Path(records_dir)
+    for spec in agents:
+        make(spec)
+    offered = offered_agents(agents)
 
     def live(request: Request) -> _Live | None:
         return games.get(request.path_params["gid"])
@@ -103,10 +120,7 @@ def create_app(records_dir: str | Path = "barbu_games") -> Starlette:
         return FileResponse(STATIC / "index.html")
 
     async def options(request: Request) -> Response:
-        specs = sorted(REGISTRY)
-        if Path("checkpoints").is_dir():
-            specs.append("checkpoints")
-        return JSONResponse({"agents": specs, "rules": sorted(PRESETS), "modes": ["deal", "match"]})
+        return JSONResponse({"agents": offered, "rules": sorted(PRESETS), "modes": ["deal", "match"]})
 
     async def body(request: Request) -> Any:
         try:
@@ -121,6 +135,16 @@ def create_app(records_dir: str | Path = "barbu_games") -> Starlette:
         unknown = sorted(set(data) - set(_GAME_KEYS))
         if unknown:
             return _error(f"unknown option(s) {unknown}: valid are {list(_GAME_KEYS)}")
+        specs = data.get("agents", ["heuristic"])
+        if not isinstance(specs, list) or not all(isinstance(a, str) for a in specs):
+            return _error("agents must be a list of agent specs")
+        for spec in specs:
+            if spec not in offered:
+                return _error(f"agent {spec!r} is not offered here: choose among {offered} (barbu-serve --agent SPEC "
+                              "offers another)")  # fmt: skip
+        rules = data.get("rules", "classic")
+        if rules not in PRESETS:
+            return _error(f"unknown rules {rules!r}: valid are the presets {sorted(PRESETS)}")
         try:
             game = await run_in_threadpool(Game, **data)
         except (TypeError, ValueError) as e:
@@ -214,6 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--records", default="barbu_games", help="folder of saved records (default barbu_games)")
+    p.add_argument("--agent", action="append", default=[], metavar="SPEC",
+                   help="offer this agent spec too (repeatable): your own module:Name or file.py:Name, "
+                        "sb3:source=MODEL.zip, pimc:samples=64, a checkpoint path ...")  # fmt: skip
     return p
 
 
@@ -221,8 +248,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     import uvicorn
 
     args = build_parser().parse_args(argv)
+    try:
+        app = create_app(args.records, args.agent)
+    except ValueError as e:
+        print(f"barbu-serve: error: {e}", file=sys.stderr)
+        return 2
     print(f"barbu-serve: open http://{args.host}:{args.port}/ (records in {args.records})")
-    uvicorn.run(create_app(args.records), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 
