@@ -116,11 +116,10 @@ def batched_player(cfg: EvalConfig, agents: Sequence[Agent], batch: int = 2048, 
     draws = any(p == "random" or getattr(p, "fallback_spec", None) == "random" for p in players)
 
     def play(boards: Sequence[Board], seats: Sequence[Seating]) -> Iterator[tuple[Board, list[Game]]]:
-        size = min(CHUNK, max(PART, -(-len(boards) // (2 * workers))))  # about two parts a worker
-        parts = [boards[i : i + size] for i in range(0, len(boards), size)]
-        if workers > 1 and len(parts) > 1:
-            for done in in_processes(min(workers, len(parts)), _worker_player, (cfg,), _play_part,
-                                     [(part, seats) for part in parts]):  # fmt: skip
+        if workers > 1 and len(boards) > PART:
+            size = min(CHUNK, max(PART, -(-len(boards) // (2 * workers))))  # about two parts a worker
+            parts = [(boards[i : i + size], seats) for i in range(0, len(boards), size)]
+            for done in in_processes(min(workers, len(parts)), _worker_player, (cfg,), _play_part, parts):
                 yield from done
             return
         rows = [[players[a] for a in seating] for seating in seats]  # one list per seating, shared by its games
