@@ -220,7 +220,8 @@ class ModelAgent(Agent):
     agent's seeded generator; Q-learners (``DQN``, ``QRDQN``) take the largest Q-value and are greedy only.
     ``source``: a model saved with ``model.save`` (``.zip``) or a model object; ``algo``: its class, one of
     :data:`SB3_ALGOS` (default ``MaskablePPO``). So a policy trained on :class:`BarbuSingleAgentEnv` meets the
-    baselines in ``barbu-eval``'s duplicate evaluation and sits at the ``barbu-play`` table."""
+    baselines in ``barbu-eval``'s duplicate evaluation and sits at the ``barbu-play`` table. SB3's ``load`` unpickles
+    parts of the file: load only models you trust."""
 
     name = "sb3"
 
