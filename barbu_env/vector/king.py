@@ -4,24 +4,37 @@ compare the two on every step). Importing this module imports numba."""
 
 from __future__ import annotations
 
+import struct
+from typing import Any
+
 import numpy as np
 
 from ..engine.deal import Deal
 from ..engine.match import Match
 from ..observation import _CONTRACT_INDEX, RULES, Layout, encode, layout, match_rows, names_bits, rules_bits
+from ..rules import Rules
 from .jit.kingobs import OFFSET_BLOCKS, king_row
 
-#: ``id(layout)`` -> (the layout, its block offsets in ``OFFSET_BLOCKS`` order); layouts are cached objects.
-_OFFSETS: dict[int, tuple[Layout, np.ndarray]] = {}
+#: ``id(rules)`` -> (the rules, then what :func:`king_encode` reads of them: the layout, its block offsets in
+#: ``OFFSET_BLOCKS`` order, the rule switches' bits and the King flags); rules objects are immutable.
+_CONSTANTS: dict[int, tuple[Any, ...]] = {}
+#: Entries kept in :data:`_CONSTANTS` at most (it is emptied past this).
+_CONSTANTS_MAX = 64
+#: Per seat count n: the packer of the kernel's 18 + 9n int64 fields.
+_FIELDS = {n: struct.Struct(f"={18 + 9 * n}q") for n in (3, 4, 5)}
 
 
-def _offsets(lay: Layout) -> np.ndarray:
-    hit = _OFFSETS.get(id(lay))
-    if hit is not None and hit[0] is lay:
-        return hit[1]
-    at = np.array([lay.offset[b] for b in OFFSET_BLOCKS], np.int64)
-    _OFFSETS[id(lay)] = (lay, at)  # holds ``lay``, so its id is not reused
-    return at
+def _constants(rules: Rules) -> tuple[Layout, np.ndarray, int, int]:
+    hit = _CONSTANTS.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1:]
+    if len(_CONSTANTS) >= _CONSTANTS_MAX:
+        _CONSTANTS.clear()
+    lay = layout(rules)
+    consts = (lay, np.array([lay.offset[b] for b in OFFSET_BLOCKS], np.int64), rules_bits(rules) >> RULES,
+              rules.short | rules.choose << 1 | 4)  # fmt: skip
+    _CONSTANTS[id(rules)] = (rules, *consts)  # holds ``rules``, so its id is not reused
+    return consts
 
 
 def king_encode(deal: Deal, seat: int, match: Match | None = None) -> np.ndarray:
@@ -32,16 +45,17 @@ def king_encode(deal: Deal, seat: int, match: Match | None = None) -> np.ndarray
     n = deal.n
     if k == -2 or not rules.king or not (type(seat) is int and 0 <= seat < n):
         return encode(deal, seat, match)  # (the reference's answer, or its error)
-    lay = layout(rules)
+    lay, offsets, bits, king = _constants(rules)
     trick, fin = deal.trick, deal.finished
-    king = rules.short | rules.choose << 1 | 4
-    f = [n, seat, deal.phase, deal.to_move, deal.declarer, deal.leader, deal.trick_no, deal.num_tricks, k,
-         deal.fantan_rank, names_bits(tuple(deal.available)), deal.hearts_broken, deal.playable,
-         rules_bits(rules) >> RULES, king, deal.deck, deal.played, len(trick), *trick, *[-1] * (n - len(trick)),
-         *fin, *[-1] * (n - len(fin)), *deal.hands, *deal.played_by, *deal.captured, *deal.excluded,
-         *deal.tricks_won, *deal.points, *deal.passes]  # fmt: skip
+    fields = np.empty(18 + 9 * n, np.int64)
+    buffer: Any = fields  # (an ndarray is a buffer; numpy's stubs do not say so)
+    _FIELDS[n].pack_into(buffer, 0, n, seat, deal.phase, deal.to_move, deal.declarer, deal.leader, deal.trick_no,
+                         deal.num_tricks, k, deal.fantan_rank, names_bits(tuple(deal.available)), deal.hearts_broken,
+                         deal.playable, bits, king, deal.deck, deal.played, len(trick), *trick,
+                         *[-1] * (n - len(trick)), *fin, *[-1] * (n - len(fin)), *deal.hands, *deal.played_by,
+                         *deal.captured, *deal.excluded, *deal.tricks_won, *deal.points, *deal.passes)  # fmt: skip
     out = np.empty(lay.size, np.float32)
-    king_row(np.array(f, np.int64), _offsets(lay), out)
+    king_row(fields, offsets, out)
     if match is not None:
         out[lay.match_entries] = match_rows(match)[seat]
     return out
