@@ -10,19 +10,26 @@ __version__ = "0.1.0"
 
 #: PettingZoo registry id: ``pettingzoo.make("aec", "barbu/barbu-v0", **kwargs)`` after ``import barbu_env``.
 ENV_ID = "barbu/barbu-v0"
+#: Gymnasium id of one seat against agents (``wrappers.sb3.BarbuSingleAgentEnv``):
+#: ``gymnasium.make("barbu/BarbuSingleAgent-v0", opponents="heuristic", ...)`` after ``import barbu_env``, so tools
+#: that take an env id (``stable_baselines3.common.env_util.make_vec_env``, RL Zoo) build it too.
+GYM_ID = "barbu/BarbuSingleAgent-v0"
 
 
 def _register() -> None:
+    import gymnasium
     import pettingzoo
 
     register = getattr(pettingzoo, "register", None)  # PettingZoo >= 1.27 has a registry
     if register is not None and ENV_ID not in getattr(pettingzoo, "aec_registry", {}):
         register("aec", ENV_ID, entry_point="barbu_env.env:env")
+    if GYM_ID not in gymnasium.registry:
+        gymnasium.register(id=GYM_ID, entry_point="barbu_env.wrappers.sb3:BarbuSingleAgentEnv")
 
 
 _register()
 
 __all__ = [
-    "ENV_ID", "NUM_ACTIONS", "Deal", "InfoState", "Match", "Phase", "Rules", "__version__", "action_id",
+    "ENV_ID", "GYM_ID", "NUM_ACTIONS", "Deal", "InfoState", "Match", "Phase", "Rules", "__version__", "action_id",
     "action_name", "env", "format_card", "load_rules", "parse_card", "parse_cards", "raw_env", "sample_hidden",
 ]  # fmt: skip

@@ -183,6 +183,31 @@ def torch_equal(a, b) -> bool:
     return bool((a == b).all())
 
 
+def test_gymnasium_id_builds_the_single_agent_env(one_torch_thread):
+    """``gymnasium.make(barbu_env.GYM_ID, ...)`` is ``BarbuSingleAgentEnv`` behind Gymnasium's own checks: an
+    episode's rewards sum to the learner's deal score (R8.1); SB3's ``make_vec_env`` builds it from the id and
+    MaskablePPO reads its masks through the wrappers."""
+    import gymnasium
+
+    env = gymnasium.make(barbu_env.GYM_ID, opponents="heuristic", contracts=["no_queens"], doubling="off")
+    assert isinstance(env.unwrapped, BarbuSingleAgentEnv)
+    rng = np.random.default_rng(0)
+    _, _ = env.reset(seed=3)
+    total, done = 0.0, False
+    while not done:
+        _, r, done, _, _ = env.step(_random_masked(rng, env.unwrapped.action_masks()))
+        total += r
+    raw = env.unwrapped.raw
+    assert total == raw.deal.scores[env.unwrapped.seat]
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from stable_baselines3.common.env_util import make_vec_env
+
+    venv = make_vec_env(barbu_env.GYM_ID, n_envs=2, seed=0, env_kwargs={"opponents": "random", "doubling": "off",
+                                                                         "contracts": ["trumps"]})  # fmt: skip
+    model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=32, seed=0, device="cpu").learn(64)
+    assert model.num_timesteps >= 64
+
+
 def _tiny(algo, env, policy="MlpPolicy", **kwargs):
     """A model of ``algo`` trained for 64 steps (enough to have weights of its own, not to play well)."""
     return algo(policy, env, seed=0, device="cpu", policy_kwargs={"net_arch": [32]}, **kwargs).learn(64)
