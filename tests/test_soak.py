@@ -56,6 +56,7 @@ def _bounds() -> dict[tuple[str, str], int]:
         ("barbu_env.inplay", "_MASKS"): importlib.import_module("barbu_env.inplay")._MASKS_MAX,
         ("barbu_env.observation", "_RULES_BITS"): observation._RULES_BITS_MAX,
         ("barbu_env.observation", "_LAYOUTS"): observation._LAYOUTS_MAX,
+        ("barbu_env.vector.king", "_CONSTANTS"): importlib.import_module("barbu_env.vector.king")._CONSTANTS_MAX,
         ("barbu_env.engine.deal", "_PARSED"): 1024,
         ("barbu_env.engine.deal", "_RULE_CONSTS"): 64,
         ("barbu_env.engine.deal", "_CONTRACT_CONSTS"): 256,
