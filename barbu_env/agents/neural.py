@@ -19,7 +19,11 @@ legal action; false samples from the policy with the agent's seeded RNG; true/fa
 full-match agent and ``"checkpoints:bidding=heuristic"`` keeps the heuristic's bidding); the networks are read
 from ``bidding_dir`` (default: the ``bidding`` folder beside the card-play checkpoints, e.g.
 ``checkpoints/bidding/``). :meth:`NeuralAgent.fallback_contracts` names the contracts whose card play would
-go to the fallback (``barbu-eval`` refuses to evaluate a checkpoint on those).
+go to the fallback (``barbu-eval`` refuses to evaluate a checkpoint on those). ``endgame`` (default 0: off) hands the
+card play from trick K on (once the seat holds 14 - K cards or fewer; in Fantan, which has no tricks, the same count
+of cards left) to PIMC (:class:`~.pimc.PIMCAgent`, ``endgame_samples`` worlds, default 32, heuristic playouts):
+``"checkpoints:endgame=9"`` searches the last five tricks, where a few cards make the search cheap and exact play
+pays. Such an agent has no batched form.
 """
 
 from __future__ import annotations
@@ -33,10 +37,13 @@ import numpy as np
 from ..actions import NUM_ACTIONS, PASS
 from ..engine import InfoState
 from ..engine.deal import DECLARE, DOUBLE, FANTAN_PLAY, PLAY
-from ..observation import OBS_SIZE, encode, phase_and_contract
+from ..observation import BLOCKS, NUM_TRICKS_MAX, OBS_SIZE, encode, phase_and_contract
 from ..options import as_bool
 from .base import Agent
+from .pimc import PIMCAgent
 
+#: Where the observation's ``hand`` block starts (the seat's own cards, 52 entries).
+_HAND = BLOCKS["hand"][0]
 #: Relative gap under which a choice of the compiled pass is taken again from the network's sums in float64
 #: (``nn.greedy_choices``, which :meth:`NeuralAgent.card_actions` and the trainers' playouts use):
 #: 20 times the largest gap measured between the float32 pass's logits and the float64 ones on the shipped networks
@@ -73,8 +80,18 @@ class NeuralAgent(Agent):
     name = "neural"
 
     def __init__(self, path: str, seed: int | None = None, greedy: bool = True, fallback: str = "heuristic",
-                 bidding: str = "auto", bidding_dir: str | None = None) -> None:  # fmt: skip
+                 bidding: str = "auto", bidding_dir: str | None = None, endgame: int = 0,
+                 endgame_samples: int = 32) -> None:  # fmt: skip
         super().__init__(seed)
+        if isinstance(endgame, bool) or not isinstance(endgame, int) or not 0 <= endgame <= NUM_TRICKS_MAX:
+            raise ValueError(f"bad value {endgame!r} for option 'endgame': expected 0 (off) or the trick "
+                             f"1..{NUM_TRICKS_MAX} from which PIMC plays the cards")  # fmt: skip
+        if isinstance(endgame_samples, bool) or not isinstance(endgame_samples, int) or endgame_samples < 1:
+            raise ValueError(f"bad value {endgame_samples!r} for option 'endgame_samples': expected an integer >= 1")
+        #: The trick (1-based) from which the card play is PIMC's (:attr:`search`); 0: the networks' throughout.
+        self.endgame = endgame
+        #: The PIMC agent of the endgame (``endgame_samples`` worlds, heuristic playouts), or None.
+        self.search = None if not endgame else PIMCAgent(seed, samples=endgame_samples)
         import torch
 
         from ..nn import flat_policy, greedy_choices, load_checkpoint
@@ -136,7 +153,10 @@ class NeuralAgent(Agent):
         opts = [k for k, v in (("greedy=false", not self.greedy),
                                (f"fallback={self.fallback_spec}", self.fallback_spec != "heuristic"),
                                (f"bidding={self.bidding_option}", self.bidding_option != "auto"),
-                               (f"bidding_dir={self.bidding_dir}", self.bidding_dir is not None)) if v]  # fmt: skip
+                               (f"bidding_dir={self.bidding_dir}", self.bidding_dir is not None),
+                               (f"endgame={self.endgame}", self.endgame),
+                               (f"endgame_samples={self.search.samples if self.search else 0}",
+                                self.search is not None and self.search.samples != 32)) if v]  # fmt: skip
         return self.path + (":" + ",".join(opts) if opts else "")
 
     def fallback_contracts(self, contracts: Sequence[str]) -> list[str]:
@@ -146,6 +166,13 @@ class NeuralAgent(Agent):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.fallback.reset(seed)
+        if self.search is not None:
+            self.search.reset(seed)
+
+    def _in_endgame(self, cards_in_hand: int) -> bool:
+        """Whether a card decision with ``cards_in_hand`` is :attr:`endgame`'s: from trick K on a seat holds
+        14 - K cards or fewer (in Fantan, R7, which has no tricks, the same count of cards left)."""
+        return cards_in_hand <= NUM_TRICKS_MAX + 1 - self.endgame
 
     def _check(self, net: Any, obs: np.ndarray, mask: np.ndarray) -> None:
         """``ValueError`` where the rules' observation or action count is not the network's."""
@@ -254,6 +281,12 @@ class NeuralAgent(Agent):
         copy from the copy itself (:meth:`_copy_decision`, the same choice): the agent never asks for the env's
         ``Deal``, so such a deal stays on its copy (``barbu_env.inplay``). The fallback's decisions are its own."""
         u = env.unwrapped
+        if self.search is not None:
+            o = u.observe(agent_name)
+            x = o["observation"]
+            if phase_and_contract(x, u.rules)[0] in (PLAY, FANTAN_PLAY) and self._in_endgame(
+                    int(np.count_nonzero(x[_HAND : _HAND + 52]))):  # fmt: skip
+                return self.search.choose(env, agent_name)
         if self.greedy:
             m = u.compiled_deal
             if m is not None:
@@ -274,6 +307,9 @@ class NeuralAgent(Agent):
         """Engine-level play (no env): the observation of ``info.seat`` is encoded from a deal
         consistent with its information (an observation never depends on hidden cards)."""
         deal = info.view
+        if (self.search is not None and deal.phase in (PLAY, FANTAN_PLAY)
+                and self._in_endgame(deal.hands[info.seat].bit_count())):  # fmt: skip
+            return self.search.act_info(info)
         role = self._bidding_role(deal.phase)
         contract = deal.contract.name if deal.phase in (PLAY, FANTAN_PLAY) and deal.contract else ""
         net = self.nets.get(contract)
@@ -289,7 +325,7 @@ class NeuralAgent(Agent):
 
 def make_neural(path: str, seed: int | None = None, **options: Any) -> NeuralAgent:
     """The agent of a checkpoint file or folder; unknown options raise ``ValueError``."""
-    allowed = ("greedy", "fallback", "bidding", "bidding_dir")
+    allowed = ("greedy", "fallback", "bidding", "bidding_dir", "endgame", "endgame_samples")
     bad = sorted(set(options) - set(allowed))
     if bad:
         raise ValueError(f"unknown option(s) {bad} for a checkpoint agent: valid options are {list(allowed)}")

@@ -46,6 +46,7 @@ def seat_player(agent: Agent, doubling: bool = False) -> Player | None:
     if type(agent) is RandomAgent:
         return "random"
     if (agent.name == "neural" and getattr(agent, "greedy", False) and agent.fallback_spec in ("heuristic", "random")
+            and not getattr(agent, "endgame", 0)
             and not (doubling and "double" in getattr(agent, "bidding_roles", ()))):  # fmt: skip
         return cast("CardPolicy", agent)
     return None
@@ -67,8 +68,9 @@ def batched_unavailable(cfg: EvalConfig, agents: Sequence[Agent]) -> str | None:
     doubling = cfg.make_rules().doubling != "off"
     for spec, agent in zip(cfg.agents, agents):
         if seat_player(agent, doubling) is None:
-            return (f"agent {spec!r} has no batched form (batched: heuristic, random, checkpoints with greedy=true "
-                    "and a heuristic or random fallback, and with doubling on, the fallback's doubles)")  # fmt: skip
+            return (f"agent {spec!r} has no batched form (batched: heuristic, random, checkpoints with greedy=true, "
+                    "a heuristic or random fallback and no endgame search, and with doubling on, the fallback's "
+                    "doubles)")  # fmt: skip
     return None
 
 
