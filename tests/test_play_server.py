@@ -246,3 +246,14 @@ def test_only_offered_agents_and_presets_are_played(tmp_path: Path, monkeypatch)
         create_app(tmp_path / "records", agents=["nope.py:Bot"])
     assert build_parser().parse_args(["--agent", "a.py:A", "--agent", "pimc:samples=64"]).agent == [
         "a.py:A", "pimc:samples=64"]  # fmt: skip
+
+
+def test_the_shipped_networks_are_offered_with_and_without_endgame_search(client: TestClient) -> None:
+    """From a folder with ``checkpoints/`` the table offers the networks and the networks with PIMC in the last five
+    tricks; a deal against the latter plays."""
+    pytest.importorskip("torch")
+    agents = client.get("/api/options").json()["agents"]
+    assert agents[-2:] == ["checkpoints", "checkpoints:endgame=9"]
+    r = client.post("/api/games", json={"mode": "deal", "agents": ["checkpoints:endgame=9"], "contract": "no_hearts",
+                                        "seed": 3})  # fmt: skip
+    assert r.status_code == 200 and r.json()["players"][1:] == ["checkpoints:endgame=9"] * 3

@@ -15,9 +15,10 @@ The page (``static/``, no external assets) talks JSON to this app:
 
 Each game has its own env, agents and lock, so several games run at once independently. The server listens
 on 127.0.0.1 unless ``--host`` says otherwise. A game's agents and rules are chosen among those the server offers
-(``GET /api/options``): the named agents, ``checkpoints`` where that folder exists and the specs given with
-``--agent`` (an agent of your own, a Stable-Baselines3 model, ``pimc:samples=64`` ...), and the rules presets; any
-other spec or a file path from a request is refused, as an agent spec can name code to run or a file to load.
+(``GET /api/options``): the named agents, ``checkpoints`` (also with ``endgame=9``) where that folder exists and the
+specs given with ``--agent`` (an agent of your own, a Stable-Baselines3 model, ``pimc:samples=64`` ...), and the rules
+presets; any other spec or a file path from a request is refused, as an agent spec can name code to run or a file to
+load.
 """
 
 from __future__ import annotations
@@ -91,10 +92,11 @@ def _replay_payload(record: GameRecord, source: str) -> dict[str, Any]:
 
 
 def offered_agents(extra: Sequence[str] = ()) -> list[str]:
-    """The agent specs a game may seat: the named agents, ``checkpoints`` where that folder exists, then ``extra``."""
+    """The agent specs a game may seat: the named agents, ``checkpoints`` where that folder exists (the networks,
+    and the networks with PIMC in the last five tricks), then ``extra``."""
     specs = sorted(REGISTRY)
     if Path("checkpoints").is_dir():
-        specs.append("checkpoints")
+        specs += ["checkpoints", "checkpoints:endgame=9"]
     return specs + [s for s in extra if s not in specs]
 
 
