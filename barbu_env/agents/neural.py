@@ -89,7 +89,7 @@ class NeuralAgent(Agent):
         if isinstance(endgame_samples, bool) or not isinstance(endgame_samples, int) or endgame_samples < 1:
             raise ValueError(f"bad value {endgame_samples!r} for option 'endgame_samples': expected an integer >= 1")
         #: The trick (1-based) from which the card play is PIMC's (:attr:`search`); 0: the networks' throughout.
-        self.endgame = endgame
+        self.endgame, self.endgame_samples = endgame, endgame_samples
         #: The PIMC agent of the endgame (``endgame_samples`` worlds, heuristic playouts), or None.
         self.search = None if not endgame else PIMCAgent(seed, samples=endgame_samples)
         import torch
@@ -155,8 +155,8 @@ class NeuralAgent(Agent):
                                (f"bidding={self.bidding_option}", self.bidding_option != "auto"),
                                (f"bidding_dir={self.bidding_dir}", self.bidding_dir is not None),
                                (f"endgame={self.endgame}", self.endgame),
-                               (f"endgame_samples={self.search.samples if self.search else 0}",
-                                self.search is not None and self.search.samples != 32)) if v]  # fmt: skip
+                               (f"endgame_samples={self.endgame_samples}",
+                                self.endgame and self.endgame_samples != 32)) if v]  # fmt: skip
         return self.path + (":" + ",".join(opts) if opts else "")
 
     def fallback_contracts(self, contracts: Sequence[str]) -> list[str]:
