@@ -50,7 +50,8 @@ chance nodes are not counted) per second:
   compiled copy, near ties redone in float64) per second of that call, for the decisions the PIMC rows count
   (card play with more than one class of equivalent cards, told by the loop's own ``Deal`` of the same actions,
   so that the env's deal stays on its compiled copy as in a user's loop of these agents: the env writes each
-  observation in its step).
+  observation in its step). ``nn-endgame-single``: the same loop and decisions with ``checkpoints:endgame=9`` (PIMC
+  with 32 worlds in the last five tricks, the networks before).
   ``nn-env``: the ``env`` row's loop (``env(mode="deal")``, contracts round-robin, classic doubling) with that
   agent in all four seats (card play and doubling by its networks, so the deal stays on the env's compiled copy)
   instead of random moves; counts every decision per second of the whole loop.
@@ -140,6 +141,7 @@ ROWS = (
     "pimc-nn-16",
     "pimc-16-batched",
     "nn-single",
+    "nn-endgame-single",
     "nn-env",
     "nn-batched",
     "eval-python",
@@ -386,9 +388,9 @@ def _pimc(samples: int, rollouts: str, rollout: str = "heuristic") -> Callable[[
     return run
 
 
-def _checkpoints_agent() -> NeuralAgent:
-    """The shipped ``checkpoints/`` agent (greedy), torch on one thread, each network's compiled form built and
-    the kernel loaded; :class:`NotInstalled` without torch or the folder."""
+def _checkpoints_agent(spec: str = "checkpoints") -> NeuralAgent:
+    """The shipped ``checkpoints/`` agent of ``spec`` (greedy), torch on one thread, each network's compiled form built
+    and the kernel loaded; :class:`NotInstalled` without torch or the folder."""
     from .actions import NUM_ACTIONS
     from .agents import make
     from .observation import OBS_SIZE
@@ -399,7 +401,7 @@ def _checkpoints_agent() -> NeuralAgent:
         from .agents.neural import NeuralAgent
 
         torch.set_num_threads(1)
-        agent = make("checkpoints", seed=0)
+        agent = make(spec, seed=0)
     except (ImportError, ValueError) as e:
         raise NotInstalled(str(e)) from None
     if not isinstance(agent, NeuralAgent):
@@ -414,7 +416,7 @@ def _checkpoints_agent() -> NeuralAgent:
     return agent
 
 
-def _nn_single(seconds: float) -> float:
+def _nn_single(seconds: float, spec: str = "checkpoints") -> float:
     from . import env
     from .agents import make
     from .agents.pimc import candidate_moves
@@ -422,7 +424,7 @@ def _nn_single(seconds: float) -> float:
     from .engine.deal import FANTAN_PLAY, PLAY, Deal, deal_hands
     from .rules import Rules
 
-    agent = _checkpoints_agent()
+    agent = _checkpoints_agent(spec)
     other = make("heuristic", seed=0)
     e = env(mode="deal")
     rules, rng = Rules(), np.random.default_rng(0)
@@ -701,6 +703,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "pimc-nn-16": _pimc(16, "compiled", "checkpoints"),
     "pimc-16-batched": _pimc_batched(16, 256),
     "nn-single": _nn_single,
+    "nn-endgame-single": lambda seconds: _nn_single(seconds, "checkpoints:endgame=9"),
     "nn-env": _agent_env("checkpoints"),
     "nn-batched": _nn_batched(1024),
     "eval-python": _evaluation("python", "heuristic"),
@@ -740,6 +743,7 @@ RATIOS = (
     ("pimc-16 / pimc-nn-16", "pimc-16", "pimc-nn-16", None),
     ("pimc-16-batched / pimc-16", "pimc-16-batched", "pimc-16", None),
     ("nn-single / pimc-16", "nn-single", "pimc-16", 100.0),
+    ("nn-endgame-single / pimc-16", "nn-endgame-single", "pimc-16", None),
     ("nn-batched / pimc-16", "nn-batched", "pimc-16", 100.0),
     ("nn-env / env", "nn-env", "env", None),
     ("nn-batched / pimc-16-batched", "nn-batched", "pimc-16-batched", 100.0),
