@@ -49,11 +49,12 @@ def king_encode(deal: Deal, seat: int, match: Match | None = None) -> np.ndarray
     trick, fin = deal.trick, deal.finished
     fields = np.empty(18 + 9 * n, np.int64)
     buffer: Any = fields  # (an ndarray is a buffer; numpy's stubs do not say so)
-    _FIELDS[n].pack_into(buffer, 0, n, seat, deal.phase, deal.to_move, deal.declarer, deal.leader, deal.trick_no,
-                         deal.num_tricks, k, deal.fantan_rank, names_bits(tuple(deal.available)), deal.hearts_broken,
-                         deal.playable, bits, king, deal.deck, deal.played, len(trick), *trick,
-                         *[-1] * (n - len(trick)), *fin, *[-1] * (n - len(fin)), *deal.hands, *deal.played_by,
-                         *deal.captured, *deal.excluded, *deal.tricks_won, *deal.points, *deal.passes)  # fmt: skip
+    packer = _FIELDS.get(n) or struct.Struct(f"={18 + 9 * n}q")
+    packer.pack_into(buffer, 0, n, seat, deal.phase, deal.to_move, deal.declarer, deal.leader, deal.trick_no,
+                     deal.num_tricks, k, deal.fantan_rank, names_bits(tuple(deal.available)), deal.hearts_broken,
+                     deal.playable, bits, king, deal.deck, deal.played, len(trick), *trick, *[-1] * (n - len(trick)),
+                     *fin, *[-1] * (n - len(fin)), *deal.hands, *deal.played_by, *deal.captured, *deal.excluded,
+                     *deal.tricks_won, *deal.points, *deal.passes)  # fmt: skip
     out = np.empty(lay.size, np.float32)
     king_row(fields, offsets, out)
     if match is not None:
