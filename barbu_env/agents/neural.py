@@ -37,13 +37,11 @@ import numpy as np
 from ..actions import NUM_ACTIONS, PASS
 from ..engine import InfoState
 from ..engine.deal import DECLARE, DOUBLE, FANTAN_PLAY, PLAY
-from ..observation import BLOCKS, NUM_TRICKS_MAX, OBS_SIZE, encode, phase_and_contract
+from ..observation import NUM_TRICKS_MAX, OBS_SIZE, block, encode, phase_and_contract
 from ..options import as_bool
 from .base import Agent
 from .pimc import PIMCAgent
 
-#: Where the observation's ``hand`` block starts (the seat's own cards, 52 entries).
-_HAND = BLOCKS["hand"][0]
 #: Relative gap under which a choice of the compiled pass is taken again from the network's sums in float64
 #: (``nn.greedy_choices``, which :meth:`NeuralAgent.card_actions` and the trainers' playouts use):
 #: 20 times the largest gap measured between the float32 pass's logits and the float64 ones on the shipped networks
@@ -281,21 +279,23 @@ class NeuralAgent(Agent):
         copy from the copy itself (:meth:`_copy_decision`, the same choice): the agent never asks for the env's
         ``Deal``, so such a deal stays on its copy (``barbu_env.inplay``). The fallback's decisions are its own."""
         u = env.unwrapped
-        if self.search is not None:
+        search, o = self.search, None
+        if search is not None:  # the endgame's card decisions are the search's
             o = u.observe(agent_name)
-            x = o["observation"]
-            if phase_and_contract(x, u.rules)[0] in (PLAY, FANTAN_PLAY) and self._in_endgame(
-                    int(np.count_nonzero(x[_HAND : _HAND + 52]))):  # fmt: skip
-                return self.search.choose(env, agent_name)
+            phase, contract = phase_and_contract(o["observation"], u.rules)
+            hand = int(np.count_nonzero(block(o["observation"], "hand")))
+            if phase in (PLAY, FANTAN_PLAY) and self._in_endgame(hand):
+                return search.choose(env, agent_name)
         if self.greedy:
             m = u.compiled_deal
             if m is not None:
                 a = self._copy_decision(m)
                 if a >= 0:
                     return a
-        o = u.observe(agent_name)
+        if o is None:
+            o = u.observe(agent_name)
+            phase, contract = phase_and_contract(o["observation"], u.rules)
         obs, mask = o["observation"], o["action_mask"]
-        phase, contract = phase_and_contract(obs, u.rules)
         role = self._bidding_role(phase)
         if role is not None and self.learned is not None:
             return self.learned.choose(role, obs, mask)

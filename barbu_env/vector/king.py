@@ -5,6 +5,7 @@ compare the two on every step). Importing this module imports numba."""
 from __future__ import annotations
 
 import struct
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,12 @@ from .jit.kingobs import OFFSET_BLOCKS, king_row
 _CONSTANTS: dict[int, tuple[Any, ...]] = {}
 #: Entries kept in :data:`_CONSTANTS` at most (it is emptied past this).
 _CONSTANTS_MAX = 64
-#: Per seat count n: the packer of the kernel's 18 + 9n int64 fields.
-_FIELDS = {n: struct.Struct(f"={18 + 9 * n}q") for n in (3, 4, 5)}
+
+
+@cache
+def _packer(n: int) -> struct.Struct:
+    """The packer of the kernel's 18 + 9n int64 fields for n seats."""
+    return struct.Struct(f"={18 + 9 * n}q")
 
 
 def _constants(rules: Rules) -> tuple[Layout, np.ndarray, int, int]:
@@ -49,12 +54,11 @@ def king_encode(deal: Deal, seat: int, match: Match | None = None) -> np.ndarray
     trick, fin = deal.trick, deal.finished
     fields = np.empty(18 + 9 * n, np.int64)
     buffer: Any = fields  # (an ndarray is a buffer; numpy's stubs do not say so)
-    packer = _FIELDS.get(n) or struct.Struct(f"={18 + 9 * n}q")
-    packer.pack_into(buffer, 0, n, seat, deal.phase, deal.to_move, deal.declarer, deal.leader, deal.trick_no,
-                     deal.num_tricks, k, deal.fantan_rank, names_bits(tuple(deal.available)), deal.hearts_broken,
-                     deal.playable, bits, king, deal.deck, deal.played, len(trick), *trick, *[-1] * (n - len(trick)),
-                     *fin, *[-1] * (n - len(fin)), *deal.hands, *deal.played_by, *deal.captured, *deal.excluded,
-                     *deal.tricks_won, *deal.points, *deal.passes)  # fmt: skip
+    _packer(n).pack_into(buffer, 0, n, seat, deal.phase, deal.to_move, deal.declarer, deal.leader, deal.trick_no,
+                         deal.num_tricks, k, deal.fantan_rank, names_bits(tuple(deal.available)), deal.hearts_broken,
+                         deal.playable, bits, king, deal.deck, deal.played, len(trick), *trick,
+                         *[-1] * (n - len(trick)), *fin, *[-1] * (n - len(fin)), *deal.hands, *deal.played_by,
+                         *deal.captured, *deal.excluded, *deal.tricks_won, *deal.points, *deal.passes)  # fmt: skip
     out = np.empty(lay.size, np.float32)
     king_row(fields, offsets, out)
     if match is not None:
