@@ -12,7 +12,9 @@ __version__ = "0.1.0"
 ENV_ID = "barbu/barbu-v0"
 #: Gymnasium id of one seat against agents (``wrappers.sb3.BarbuSingleAgentEnv``):
 #: ``gymnasium.make("barbu/BarbuSingleAgent-v0", opponents="heuristic", ...)`` after ``import barbu_env``, so tools
-#: that take an env id (``stable_baselines3.common.env_util.make_vec_env``, RL Zoo) build it too.
+#: that take an env id (``stable_baselines3.common.env_util.make_vec_env``, RL Zoo) build it too;
+#: ``gymnasium.make_vec(GYM_ID, num_envs=N, vectorization_mode="vector_entry_point", ...)`` builds its batched form
+#: on the compiled engine (``wrappers.vector_env.BarbuVectorEnv``).
 GYM_ID = "barbu/BarbuSingleAgent-v0"
 
 
@@ -24,7 +26,8 @@ def _register() -> None:
     if register is not None and ENV_ID not in getattr(pettingzoo, "aec_registry", {}):
         register("aec", ENV_ID, entry_point="barbu_env.env:env")
     if GYM_ID not in gymnasium.registry:
-        gymnasium.register(id=GYM_ID, entry_point="barbu_env.wrappers.sb3:BarbuSingleAgentEnv")
+        gymnasium.register(id=GYM_ID, entry_point="barbu_env.wrappers.sb3:BarbuSingleAgentEnv",
+                           vector_entry_point="barbu_env.wrappers.vector_env:BarbuVectorEnv")  # fmt: skip
 
 
 _register()

@@ -448,3 +448,27 @@ def test_load_states_errors():
     v.reset()
     v.load_states(row, [1])
     assert v.seat[1] == 1 and v.state.data[1].tolist() == row[0].tolist()  # R6: the declarer's left doubles first
+
+
+def test_step_moves_only_the_games_named():
+    """``step(actions, games)``: the games not named stay as they are whatever their action; the others move as in a
+    step of all games. The kernel's hold value is no action of a game: refused like any illegal action."""
+    full, part = (VectorDeals(None, "classic", batch=8, seed=4) for _ in range(2))
+    full.reset()
+    part.reset()
+    rng = np.random.default_rng(1)
+    games = np.array([True, False] * 4)
+    for _ in range(60):
+        a = random_actions(full.action_masks(), rng)
+        before = part.state.data.copy()
+        r_part, done_part = part.step(np.where(games, a, 7), games)
+        np.testing.assert_array_equal(part.state.data[~games], before[~games])
+        r_full, done_full = full.step(a)
+        np.testing.assert_array_equal(part.state.data[games], full.state.data[games])
+        np.testing.assert_array_equal(r_part[games], r_full[games])
+        assert not done_part[~games].any() and (done_part[games] == done_full[games]).all()
+        full.load_states(part.state.data[~games], np.flatnonzero(~games))  # keep the held games alike
+    with pytest.raises(ValueError, match="is illegal"):
+        part.step(np.full(8, -2))
+    with pytest.raises(ValueError, match="games must be a bool array of shape"):
+        part.step(random_actions(part.action_masks(), rng), np.ones(8, np.int64))

@@ -22,7 +22,7 @@ from ..rules import Rules, load_rules
 from .backend import Kernels, make_backend, random_choice
 from .core import COLUMNS, NUM_COLUMNS, State
 from .dealing import deal_stream, stream_key
-from .tables import DECLARE, NUM_DECL, OVER, U64, Tables, build_tables
+from .tables import DECLARE, HOLD, NUM_DECL, OVER, U64, Tables, build_tables
 
 #: Hands of several deals: a ``uint64 [N, 4]`` mask array, or per deal 4 masks / card lists / card strings.
 HandsLike = np.ndarray | Iterable[object]
@@ -275,10 +275,12 @@ class VectorDeals:
             self._legal = self.backend.legal(self.state)
         return self._legal
 
-    def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def observe(self, seats: np.ndarray | None = None, over: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(obs float32 [B, OBS_SIZE], mask int8 [B, 87], seat int64 [B])`` for the seat on move of each
         game (or for ``seats``, a seat 0..3 or -1 (none) per game; masks are then zero for seats not on move,
-        as in the AEC env). The arrays are buffers reused by the next call: copy what you keep."""
+        as in the AEC env). Games over give zero rows, or with ``seats`` and ``over=True`` the seat's observation
+        of the finished deal (the AEC env's after the deal's last card; ``auto_reset=False``). The arrays are
+        buffers reused by the next call: copy what you keep."""
         self._need_start()
         seat = self.seat
         if seats is None:
@@ -287,7 +289,7 @@ class VectorDeals:
             want = np.broadcast_to(np.asarray(seats, np.int64).reshape(-1), seat.shape)
             if ((want < -1) | (want > 3)).any():
                 raise ValueError(f"bad seats {seats!r}: expected seats 0..3 (or -1 for none) per game")
-            obs_seat = np.where(seat >= 0, want, -1)
+            obs_seat = want if over else np.where(seat >= 0, want, -1)
         low, high = self.legal()
         self.backend.observe(self.state, obs_seat, low, high, self.obs, self.mask)
         return self.obs, self.mask, seat
@@ -331,14 +333,26 @@ class VectorDeals:
             self._heuristic = CompiledHeuristic(self.tables, self.backend.num_threads())
         return self._heuristic(self.state, None if games is None else np.ascontiguousarray(games, np.bool_))
 
-    def step(self, actions: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def step(self, actions: Sequence[int] | np.ndarray,
+             games: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """Apply one action per game (ignored for inactive / over games); returns ``(rewards float32
-        [B, 4], done bool [B])``. Finished deals restart at once unless ``auto_reset=False``.
+        [B, 4], done bool [B])``. Finished deals restart at once unless ``auto_reset=False``. ``games`` (bool [B]):
+        only these games move, the others stay as they are whatever their action.
         Illegal actions raise ``ValueError`` naming the games and their legal actions; nothing moves then."""
         self._need_start()
         a = np.asarray(actions).reshape(-1)
         if a.shape[0] != self.batch or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.batch} ints (one per game), got shape {a.shape} {a.dtype}")
+        moving = self.state.phase != OVER
+        if games is not None:
+            g = np.asarray(games)
+            if g.shape != (self.batch,) or g.dtype != np.bool_:
+                raise ValueError(f"games must be a bool array of shape ({self.batch},), got {g.dtype} {g.shape}")
+            moving &= g
+        if (moving & (a == HOLD)).any():  # the kernel's HOLD is no action of a game
+            raise self._illegal(a, moving)
+        if games is not None:
+            a = np.where(moving, a, HOLD)
         low, high = self.legal()
         rewards = np.zeros((self.batch, 4), np.float32)
         done = np.zeros(self.batch, bool)
@@ -346,7 +360,7 @@ class VectorDeals:
         st = self.state
         ended, self._legal = self.backend.step(st, low, high, a, rewards, done, self._specs, stream)
         if ended < 0:
-            raise self._illegal(a, st.phase != OVER)
+            raise self._illegal(a, moving)
         if ended and stream is None and self.auto_reset:  # the next boards of the queue
             self._new_deals(np.flatnonzero(done))
         return rewards, done

@@ -25,6 +25,8 @@ ONE = np.uint64(1)
 DECLARE, DOUBLE, PLAY, FANTAN_PLAY, OVER = range(5)
 NUM_DECL = DOUBLE_BASE - DECLARE_BASE  # 26 declaration actions (53..78)
 PASS_BIT = 52
+#: The action that leaves a game as it is in a step (``VectorDeals.step(actions, games)``).
+HOLD = -2
 
 #: ``SUIT[s]`` for s in 0..3; ``SUIT[-1]`` (no suit) is 0.
 SUIT = np.array([*SUIT_MASK, 0], U64)
