@@ -34,6 +34,9 @@ chance nodes are not counted) per second:
   ``sb3-heuristic``: ``wrappers.sb3.BarbuSingleAgentEnv`` (Gymnasium, one learner seat) against three heuristic
   opponents, the 7 classic contracts drawn per episode, ``normalize=True``, classic doubling, the learner's
   moves random from ``action_masks()``; counts the learner's steps (each plays the opponents up to its next turn).
+  ``vector-env-heuristic``: the same on ``wrappers.vector_env.BarbuVectorEnv`` (the batched engine as a Gymnasium
+  vector env), 1024 sub-envs, the 7 contracts over the sub-envs (``trumps`` and ``fantan`` with the declarer's
+  choice of suit or rank), its NextStep autoreset; counts the learner's decisions.
 - ``pimc-python-16`` / ``pimc-16`` / ``pimc-128``: ``agents.make("pimc:samples=S")`` with Python rollouts
   (``rollouts=python``) / compiled rollouts; seat 0's card decisions with a choice (more than one class of
   equivalent cards) in heuristic deals of the 7 contracts; counts those decisions per second of PIMC time
@@ -135,6 +138,7 @@ ROWS = (
     "heuristic-vector-4096",
     "heuristic-env",
     "sb3-heuristic",
+    "vector-env-heuristic",
     "pimc-python-16",
     "pimc-16",
     "pimc-128",
@@ -466,6 +470,23 @@ def _agent_env(spec: str) -> Callable[[float], float]:
     return run
 
 
+def _vector_env_heuristic(seconds: float) -> float:
+    from .vector import random_actions
+    from .wrappers.vector_env import BarbuVectorEnv
+
+    names = [c.split(":")[0] for c in CONTRACTS]
+    e = BarbuVectorEnv(1024, opponents="heuristic", contracts=names, normalize=True, seed=0)
+    rng = np.random.default_rng(0)
+    _, info = e.reset()  # compiles (or loads) the kernels before timing
+    n = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        mask = info["action_mask"]
+        n += int(np.count_nonzero(mask.any(axis=1)))
+        _, _, _, _, info = e.step(random_actions(mask, rng))
+    return n / (time.perf_counter() - t0)
+
+
 def _sb3_heuristic(seconds: float) -> float:
     from .wrappers.sb3 import BarbuSingleAgentEnv
 
@@ -697,6 +718,7 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "heuristic-vector-4096": _heuristic_vector(4096),
     "heuristic-env": _agent_env("heuristic"),
     "sb3-heuristic": _sb3_heuristic,
+    "vector-env-heuristic": _vector_env_heuristic,
     "pimc-python-16": _pimc(16, "python"),
     "pimc-16": _pimc(16, "compiled"),
     "pimc-128": _pimc(128, "compiled"),
@@ -739,6 +761,7 @@ RATIOS = (
     ("vector-4096-noobs / pyspiel", "vector-4096-noobs", "pyspiel-hearts", None),
     ("heuristic-vector / -python", "heuristic-vector-4096", "heuristic-python", None),
     ("heuristic-env / env", "heuristic-env", "env", None),
+    ("vector-env / sb3-heuristic", "vector-env-heuristic", "sb3-heuristic", None),
     ("pimc-16 / pimc-python-16", "pimc-16", "pimc-python-16", None),
     ("pimc-16 / pimc-nn-16", "pimc-16", "pimc-nn-16", None),
     ("pimc-16-batched / pimc-16", "pimc-16-batched", "pimc-16", None),

@@ -39,16 +39,16 @@ def test_readme_quick_start_runs(tmp_path, monkeypatch):
 
 
 #: The framework of each snippet, in order (RLlib: deal mode, then match mode).
-SNIPPETS = ("sb3_contrib", "torchrl", "wrappers.rllib", "wrappers.rllib", "tianshou")
+SNIPPETS = ("sb3_contrib", "sb3_contrib", "torchrl", "wrappers.rllib", "wrappers.rllib", "tianshou")
 
 
-def test_section_has_the_five_snippets():
+def test_section_has_the_six_snippets():
     blocks = snippets()
     assert [next(k for k in NEEDS if k in b) for b in blocks] == list(SNIPPETS)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("index", range(5), ids=["sb3", "torchrl", "rllib", "rllib_match", "tianshou"])
+@pytest.mark.parametrize("index", range(6), ids=["sb3", "sb3_vector", "torchrl", "rllib", "rllib_match", "tianshou"])
 def test_snippet_runs(index, tmp_path, monkeypatch):
     code = snippets()[index]
     for key, module in NEEDS.items():
@@ -72,6 +72,8 @@ def test_snippet_runs(index, tmp_path, monkeypatch):
             import ray
 
             ray.shutdown()
+    if "make_vec" in code:  # a deal takes at most 14 learner decisions (13 cards, a trump suit); PPO stepped
+        assert namespace["deals"] >= 1024 and namespace["model"].num_timesteps >= 4096
     if "tianshou" in code:  # the trainer stepped the envs and finished whole deals
         assert namespace["result"].train_step >= 300 and namespace["result"].train_episode >= 1
     if "ModuleAgent" in code:  # the trained policy played a whole match: 28 deals in the score sheet

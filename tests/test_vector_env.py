@@ -152,7 +152,7 @@ def test_random_opponents_and_gymnasium_make_vec():
         assert ("points" in info) == term.any()
         if term.any():
             assert np.allclose(r[term], info["points"][term]) and (info["_points"] == term).all()
-    assert ended == 32  # 13 card decisions a deal: every deal ends on the 13th step
+    assert ended == 32  # No tricks plays all 13 tricks (R4.5): every deal ends on the 13th step
 
 
 def test_refusals():
@@ -201,7 +201,7 @@ def test_sb3_vec_env_trains_maskable_ppo():
 
     from barbu_env.wrappers.sb3_vec import BarbuSB3VecEnv, sb3_vec_env
 
-    env = sb3_vec_env(num_envs=8, contracts=["no_queens"], doubling="off", seed=1)
+    env = sb3_vec_env(num_envs=8, contracts=["no_tricks"], doubling="off", seed=1)  # 13 tricks a deal (R4.5)
     assert is_masking_supported(env)
     env.seed(1)
     obs = env.reset()
