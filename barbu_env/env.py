@@ -205,6 +205,8 @@ class raw_env(AECEnv):
         obs_space: dict[str, spaces.Space] = {"observation": spaces.Box(low, high, (lay.size,), np.float32),
                      "action_mask": spaces.Box(0, 1, (k,), np.int8)}  # fmt: skip
         self.observation_spaces = {a: spaces.Dict(obs_space) for a in agents}
+        #: The space of :meth:`state`: every seat's observation, in seat order.
+        self.state_space = spaces.Box(np.tile(low, n), np.tile(high, n), (n * lay.size,), np.float32)
         self.action_spaces = {a: checks.ActionSpace(k) for a in agents}
         self._no_mask = np.zeros(k, np.int8)  # the mask of agents not on move (copied: cheaper than zeros)
         self._rng: np.random.Generator | None = None
@@ -322,6 +324,20 @@ class raw_env(AECEnv):
         if seat == play.seat and not self.terminations.get(agent, True):
             return {"observation": obs, "action_mask": play.mask().copy()}
         return {"observation": obs, "action_mask": self._no_mask.copy()}
+
+    def state(self) -> np.ndarray:
+        """The global state for centralised training (a critic that sees every hand, e.g. TorchRL's
+        ``PettingZooWrapper(..., return_state=True)``): every seat's observation in seat order, concatenated
+        (float32 [num_players * observation size], :attr:`state_space`). It holds every seat's hidden cards: never
+        a playing policy's input."""
+        play = self._play
+        if play is None:
+            raise checks.not_running("state()", started=False)
+        size = self.state_space.shape[0] // self.num_players
+        out = np.empty(self.state_space.shape, np.float32)
+        for seat in range(self.num_players):
+            out[seat * size : (seat + 1) * size] = play.observe(seat)
+        return out
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """``AECEnv.last``: observation, cumulative reward, terminated, truncated and info of ``agent_selection``."""

@@ -1,0 +1,48 @@
+"""``raw_env.state()``: the global state for centralised critics, every seat's observation in seat order (all
+hands, R1.4, and the public information), under every preset, in deal and match mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import env_presets
+
+import barbu_env
+
+
+@pytest.mark.parametrize("preset", env_presets())
+def test_state_is_every_seat_observation(preset):
+    rng = np.random.default_rng(7)
+    for mode in ("deal", "match"):
+        e = barbu_env.env(rules=preset, mode=mode)
+        raw = e.unwrapped
+        with pytest.raises(RuntimeError, match="call reset"):
+            raw.state()
+        e.reset(seed=3)
+        n = raw.num_players
+        for steps, _agent in enumerate(e.agent_iter(400 if mode == "match" else 2**63)):
+            state = raw.state()
+            seats = [raw.observe(a)["observation"] for a in raw.possible_agents]
+            np.testing.assert_array_equal(state, np.concatenate(seats))
+            assert state.shape == raw.state_space.shape and raw.state_space.contains(state), (preset, steps)
+            obs, _, term, trunc, _ = e.last()
+            if term or trunc:
+                e.step(None)
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                e.step(int(legal[rng.integers(len(legal))]))
+        np.testing.assert_array_equal(
+            raw.state()[: raw.state_space.shape[0] // n], raw.observe("player_0")["observation"]
+        )
+
+
+def test_torchrl_reads_the_state():
+    """TorchRL's ``PettingZooWrapper(return_state=True)`` puts it in every step of a rollout."""
+    pytest.importorskip("torchrl")
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+
+    raw = barbu_env.env(mode="deal", contract="no_queens", doubling="off")
+    env = PettingZooWrapper(env=raw, use_mask=True, return_state=True, seed=0)
+    rollout = env.rollout(20)
+    assert rollout["state"].shape == (20, raw.unwrapped.state_space.shape[0])
+    assert rollout["state"][0, :52].sum() == 13  # player_0's hand block (its first): 13 cards before play
