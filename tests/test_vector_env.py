@@ -138,6 +138,19 @@ def test_checkpoint_opponent_plays_as_through_the_env():
     assert replay(venv, episodes, specs, ["no_hearts", "trumps:S"], "classic", False) > 100
 
 
+def test_checkpoint_opponent_without_a_network_for_the_contract(tmp_path):
+    """A folder with No queens only: its No hearts card play is its fallback's, as through the env."""
+    pytest.importorskip("torch")
+    import shutil
+    from pathlib import Path
+
+    shutil.copy(Path(__file__).resolve().parent.parent / "checkpoints" / "no_queens.pt", tmp_path)
+    specs = [str(tmp_path), "heuristic", "heuristic"]
+    venv = BarbuVectorEnv(4, opponents=specs, contracts=["no_hearts", "no_queens"], seed=SEED, doubling="off")
+    assert "no_hearts" in venv.opponents[0].uncovered and "no_queens" not in venv.opponents[0].uncovered
+    replay(venv, run(venv, 40), specs, ["no_hearts", "no_queens"], "off", False)
+
+
 def test_random_opponents_and_gymnasium_make_vec():
     """``gymnasium.make_vec`` builds it from the registered id; random opponents play legal moves to each deal's end."""
     envs = gymnasium.make_vec(barbu_env.GYM_ID, num_envs=32, vectorization_mode="vector_entry_point",

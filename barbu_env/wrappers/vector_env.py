@@ -26,7 +26,7 @@ from gymnasium.vector import AutoresetMode
 
 from ..actions import NUM_ACTIONS
 from ..agents import make
-from ..contracts import contract_scale
+from ..contracts import CONTRACT_NAMES, contract_scale
 from ..observation import OBS_SIZE
 from ..rules import load_rules
 from ..vector import VectorDeals, check_rules, random_actions
@@ -46,7 +46,6 @@ class _Opponent:
     def __init__(self, spec: str, seed: int | None, doubling: bool, declaring: bool) -> None:
         from ..evaluation.batched import seat_player
 
-        self.spec = spec
         agent = make(spec, seed=seed)
         player = seat_player(agent, doubling)
         if not isinstance(player, str) and declaring and "declare" in getattr(agent, "bidding_roles", ()):
@@ -60,6 +59,8 @@ class _Opponent:
             )
         self.policy = None if isinstance(player, str) else player
         self.kind = player if isinstance(player, str) else player.fallback_spec
+        #: The contracts the policy has no network for (their card play is the fallback's, as through the env).
+        self.uncovered = set(getattr(agent, "fallback_contracts", lambda names: [])(CONTRACT_NAMES))
 
     def actions(self, deals: VectorDeals, games: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The actions (int64 [B]) of this player in ``games`` (bool [B], its seat on move); the others -1."""
@@ -68,11 +69,15 @@ class _Opponent:
         if self.policy is not None:
             st = deals.state
             cards = games & ((st.phase == PLAY) | (st.phase == FANTAN_PLAY))
-            rest = games & ~cards
+            rest = games.copy()
             for k in np.unique(st.contract[cards]):
+                name = deals.tables.names[k]
+                if name in self.uncovered:
+                    continue
                 idx = np.flatnonzero(cards & (st.contract == k))
                 obs, mask = deals.observe_games(idx)
-                out[idx] = self.policy.card_actions(deals.tables.names[k], obs, mask)
+                out[idx] = self.policy.card_actions(name, obs, mask)
+                rest[idx] = False
         if rest.any():
             if self.kind == "heuristic":
                 out[rest] = deals.heuristic_actions(rest)[rest]
