@@ -46,3 +46,15 @@ def test_torchrl_reads_the_state():
     rollout = env.rollout(20)
     assert rollout["state"].shape == (20, raw.unwrapped.state_space.shape[0])
     assert rollout["state"][0, :52].sum() == 13  # player_0's hand block (its first): 13 cards before play
+
+
+@pytest.mark.parametrize("preset", ["classic", "king6"])
+def test_pettingzoo_state_test(preset):
+    """PettingZoo's own checks of ``state_space`` and ``state()`` (its random actions ignore the mask: an illegal one
+    ends the episode, ``illegal_action="terminate"``)."""
+    import importlib
+
+    state_test = importlib.import_module("pettingzoo.test.state_test")  # the package exports a function of that name
+    e = barbu_env.env(rules=preset, illegal_action="terminate")
+    state_test.test_state_space(e)
+    state_test.test_state(e, 100)
