@@ -119,7 +119,7 @@ class Kernels:
         self._jit.masks(low, high, mask)
 
     def step(self, st: State, low: np.ndarray, high: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-             done: np.ndarray, specs: np.ndarray, stream: tuple[int, np.ndarray, int] | None,
+             done: np.ndarray, specs: np.ndarray, stream: tuple[int, np.ndarray, int] | None, hold: bool = False,
              ) -> tuple[int, tuple[np.ndarray, np.ndarray] | None]:  # fmt: skip
         """Apply ``actions`` (int [B]) to the games not over, given their legal words ``low``, ``high``. For
         each deal that ends: ``done[g]``, ``rewards[g]`` (zeros in) its scores; with ``stream = (key, dealt,
@@ -127,7 +127,7 @@ class Kernels:
         ``dealt`` (int64 [B]; ``dealing.deal_stream``). Returns ``(deals ended, legal words of the new
         state)``, or ``(-1, None)`` (nothing moved) if a game on move has an illegal action."""
         key, dealt, declarer = stream if stream is not None else (0, self.dealt, -1)
-        deal = np.array([stream is not None, key - (1 << 64) if key >= 1 << 63 else key, declarer], I64)
+        deal = np.array([stream is not None, key - (1 << 64) if key >= 1 << 63 else key, declarer, hold], I64)
         new_low, new_high = low.copy(), high.copy()
         self._threads()
         ended = self._jit.step(st.data, self.tb, new_low, new_high, np.ascontiguousarray(actions, I64), done,

@@ -343,24 +343,21 @@ class VectorDeals:
         a = np.asarray(actions).reshape(-1)
         if a.shape[0] != self.batch or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.batch} ints (one per game), got shape {a.shape} {a.dtype}")
-        moving = self.state.phase != OVER
         if games is not None:
             g = np.asarray(games)
             if g.shape != (self.batch,) or g.dtype != np.bool_:
                 raise ValueError(f"games must be a bool array of shape ({self.batch},), got {g.dtype} {g.shape}")
-            moving &= g
-        if (moving & (a == HOLD)).any():  # the kernel's HOLD is no action of a game
-            raise self._illegal(a, moving)
-        if games is not None:
-            a = np.where(moving, a, HOLD)
+            if (g & (a == HOLD) & (self.state.phase != OVER)).any():  # the kernel's HOLD is no action of a game
+                raise self._illegal(a, g & (self.state.phase != OVER))
+            a = np.where(g, a, HOLD)
         low, high = self.legal()
         rewards = np.zeros((self.batch, 4), np.float32)
         done = np.zeros(self.batch, bool)
         stream = (self.key, self._dealt, self._declarer) if self.auto_reset and self._boards is None else None
         st = self.state
-        ended, self._legal = self.backend.step(st, low, high, a, rewards, done, self._specs, stream)
+        ended, self._legal = self.backend.step(st, low, high, a, rewards, done, self._specs, stream, games is not None)
         if ended < 0:
-            raise self._illegal(a, moving)
+            raise self._illegal(a, (st.phase != OVER) & (a != HOLD if games is not None else True))
         if ended and stream is None and self.auto_reset:  # the next boards of the queue
             self._new_deals(np.flatnonzero(done))
         return rewards, done

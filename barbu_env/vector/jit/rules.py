@@ -536,17 +536,19 @@ def step(x: np.ndarray, t: np.ndarray, low: np.ndarray, high: np.ndarray, action
          rewards: np.ndarray, specs: np.ndarray, deal: np.ndarray, dealt: np.ndarray,
          order: np.ndarray) -> int:  # fmt: skip
     """One step of every game (``backend.Kernels.step``): check, apply, rewards, restarts, then the new legal
-    words into ``low``, ``high``. A game whose action is :data:`HOLD` does not move. ``deal``: int64 ``[restart,
-    key (its bits), declarer or -1]``; ``dealt``: deals started per game; ``order`` uint8 [B, 64] scratch. Returns
-    the number of deals that ended, or -1 (nothing applied) if an action of a game on move is illegal. One parallel
-    loop (a check is cheaper serial than a second loop's start-up on several threads)."""
+    words into ``low``, ``high``. ``deal``: int64 ``[restart, key (its bits), declarer or -1, hold]``: with ``hold``
+    set, a game whose action is :data:`HOLD` does not move (else HOLD is illegal); ``dealt``: deals started per game;
+    ``order`` uint8 [B, 64] scratch. Returns the number of deals that ended, or -1 (nothing applied) if an action of
+    a game on move is illegal. One parallel loop (a check is cheaper serial than a second loop's start-up on several
+    threads)."""
     n = actions.shape[0]
+    hold = deal[3] != 0
     for g in range(n):
-        if x[g, PHASE] != OVER and actions[g] != HOLD and not _is_legal(low[g], high[g], actions[g]):
+        if x[g, PHASE] != OVER and not (hold and actions[g] == HOLD) and not _is_legal(low[g], high[g], actions[g]):
             return -1
     restart, key, declarer = deal[0] != 0, U64(deal[1]), deal[2]
     for g in prange(n):
-        over = x[g, PHASE] != OVER and actions[g] != HOLD and _apply_game(x, t, g, actions[g])
+        over = x[g, PHASE] != OVER and not (hold and actions[g] == HOLD) and _apply_game(x, t, g, actions[g])
         done[g] = over
         if over:
             for q in range(4):
