@@ -343,12 +343,14 @@ class VectorDeals:
         a = np.asarray(actions).reshape(-1)
         if a.shape[0] != self.batch or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.batch} ints (one per game), got shape {a.shape} {a.dtype}")
+        live = None  # the games whose action the kernel checks: every game not over, or those of ``games``
         if games is not None:
             g = np.asarray(games)
             if g.shape != (self.batch,) or g.dtype != np.bool_:
                 raise ValueError(f"games must be a bool array of shape ({self.batch},), got {g.dtype} {g.shape}")
-            if (g & (a == HOLD) & (self.state.phase != OVER)).any():  # the kernel's HOLD is no action of a game
-                raise self._illegal(a, g & (self.state.phase != OVER))
+            live = g & (self.state.phase != OVER)
+            if (live & (a == HOLD)).any():  # the kernel's HOLD is no action of a game
+                raise self._illegal(a, live)
             a = np.where(g, a, HOLD)
         low, high = self.legal()
         rewards = np.zeros((self.batch, 4), np.float32)
@@ -357,7 +359,7 @@ class VectorDeals:
         st = self.state
         ended, self._legal = self.backend.step(st, low, high, a, rewards, done, self._specs, stream, games is not None)
         if ended < 0:
-            raise self._illegal(a, (st.phase != OVER) & (a != HOLD if games is not None else True))
+            raise self._illegal(a, st.phase != OVER if live is None else live)
         if ended and stream is None and self.auto_reset:  # the next boards of the queue
             self._new_deals(np.flatnonzero(done))
         return rewards, done

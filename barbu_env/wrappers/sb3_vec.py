@@ -27,8 +27,8 @@ from .vector_env import BarbuVectorEnv
 class BarbuSB3VecEnv(VecEnv):
     """A :class:`BarbuVectorEnv` (SameStep autoreset) as an SB3 ``VecEnv``: ``step`` returns the observations,
     rewards, dones and one info dict per sub-env (``seat``; at a deal's end ``points``, the learner's raw deal
-    score, and ``terminal_observation``). Its only attribute and method for ``get_attr`` / ``env_method`` are
-    ``action_masks`` and the vector env's own attributes (the same value for every sub-env)."""
+    score, and ``terminal_observation``). ``env_method`` calls ``action_masks`` (each sub-env's row) and nothing
+    else; ``get_attr`` reads it and the vector env's attributes (one value for every sub-env)."""
 
     def __init__(self, venv: BarbuVectorEnv) -> None:
         if venv.autoreset_mode.value != "SameStep":
