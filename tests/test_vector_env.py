@@ -157,7 +157,8 @@ def test_random_opponents_and_gymnasium_make_vec():
                               opponents="random", contracts=["no_tricks"], doubling="off", seed=3)  # fmt: skip
     assert isinstance(envs, BarbuVectorEnv) and envs.metadata["autoreset_mode"].value == "NextStep"
     obs, info = envs.reset(seed=3)
-    assert obs.shape == (32, envs.single_observation_space.shape[0]) and obs.dtype == np.float32
+    single = barbu_env.env().observation_space("player_0")["observation"]
+    assert envs.single_observation_space == single and envs.observation_space.contains(obs)
     rng, ended = np.random.default_rng(0), 0
     for _ in range(14):
         obs, r, term, _, info = envs.step(random_actions(envs.action_masks().astype(np.int8), rng))

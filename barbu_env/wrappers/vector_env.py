@@ -23,11 +23,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
 
 from ..actions import NUM_ACTIONS
 from ..agents import make
 from ..contracts import CONTRACT_NAMES, contract_scale
-from ..observation import OBS_SIZE
+from ..observation import OBS_SIZE, layout
 from ..rules import load_rules
 from ..vector import VectorDeals, check_rules, random_actions
 from ..vector.tables import FANTAN_PLAY, PLAY
@@ -142,10 +143,11 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
                           for i, s in enumerate(specs)]  # fmt: skip
         self.normalize = bool(normalize)
         self._scale = np.array([contract_scale(n, self.rules) for n in self.deals.tables.names], np.float32)
-        self.single_observation_space = spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+        low, high = layout(self.rules).bounds()  # the env's observation space
+        self.single_observation_space = spaces.Box(low, high, (OBS_SIZE,), np.float32)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
-        self.observation_space = spaces.Box(0.0, 1.0, (self.num_envs, OBS_SIZE), np.float32)
-        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, NUM_ACTIONS))
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._rng = np.random.default_rng(seed)
         self.seat = np.zeros(self.num_envs, np.int64)
         self._ended = np.zeros(self.num_envs, bool)  # the deals that ended in the last step (NEXT_STEP restarts them)
