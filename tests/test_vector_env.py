@@ -33,6 +33,7 @@ class Episode:
     reward: float = 0.0
     points: float = 0.0
     final: np.ndarray | None = None
+    states: list[np.ndarray] = field(default_factory=list)
 
 
 def run(venv: BarbuVectorEnv, steps: int) -> list[list[Episode]]:
@@ -52,6 +53,8 @@ def run(venv: BarbuVectorEnv, steps: int) -> list[list[Episode]]:
             current[g].obs.append(obs[g])
             current[g].masks.append(mask[g])
             current[g].actions.append(int(a[g]))
+            if venv.with_state:
+                current[g].states.append(info["state"][g])
         obs, r, term, trunc, info = venv.step(a)
         assert not trunc.any() and (r[~term] == 0).all()
         for g in np.flatnonzero(waiting):
@@ -62,6 +65,8 @@ def run(venv: BarbuVectorEnv, steps: int) -> list[list[Episode]]:
             e.reward = float(r[g])
             e.points = float(info["points"][g]) if not same_step else float(info["final_info"]["points"][g])
             e.final = info["final_obs"][g] if same_step else obs[g]
+            if venv.with_state:
+                e.states.append(info["final_info"]["state"][g] if same_step else info["state"][g])
             done[g].append(e)
             if same_step:
                 current[g] = Episode(int(info["seat"][g]))
@@ -93,6 +98,8 @@ def replay(venv: BarbuVectorEnv, episodes: list[list[Episode]], specs: list[str]
                 s = env.unwrapped.agent_name_mapping[agent]
                 if s == ep.seat:
                     np.testing.assert_array_equal(o["observation"], ep.obs[k])
+                    if ep.states:  # the learner's seat, then left, across, right
+                        np.testing.assert_array_equal(ep.states[k], _state(env, ep.seat))
                     np.testing.assert_array_equal(o["action_mask"], ep.masks[k])
                     env.step(ep.actions[k])
                     k += 1
@@ -106,14 +113,23 @@ def replay(venv: BarbuVectorEnv, episodes: list[list[Episode]], specs: list[str]
                                               else points)  # fmt: skip
             last = raw.observe(raw.possible_agents[ep.seat])
             np.testing.assert_array_equal(last["observation"], ep.final)
+            if ep.states:
+                np.testing.assert_array_equal(ep.states[-1], _state(env, ep.seat))
             checked += k
     return checked
 
 
+def _state(env, seat: int) -> np.ndarray:
+    """The AEC env's observations of ``seat`` and the seats after it."""
+    raw = env.unwrapped
+    return np.concatenate([raw.observe(raw.possible_agents[(seat + r) % 4])["observation"] for r in range(4)])
+
+
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
 def test_deals_declared_and_doubled_as_the_env_plays_them(mode):
-    """R3 declarations, R6 doubling and R4-R8 play: the learner declares and doubles in its turn like any seat."""
-    venv = BarbuVectorEnv(8, opponents="heuristic", seed=SEED, autoreset_mode=mode)
+    """R3 declarations, R6 doubling and R4-R8 play: the learner declares and doubles in its turn like any seat; the
+    global state (``state=True``) is every seat's observation from the learner's on."""
+    venv = BarbuVectorEnv(8, opponents="heuristic", seed=SEED, autoreset_mode=mode, state=True)
     episodes = run(venv, 150)
     assert sum(len(e) for e in episodes) >= 8
     assert replay(venv, episodes, ["heuristic"] * 3, None, "classic", False) > 8 * 40

@@ -105,6 +105,10 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
         autoreset_mode: ``"NextStep"`` (default, Gymnasium's): the step after a deal ends ignores that sub-env's
             action and starts its next deal; ``"SameStep"``: the next deal starts in the step that ends one, its
             first observation returned, the last one in ``info["final_obs"]``.
+        state: also give ``info["state"]`` (float32 [N, 4 * OBS_SIZE], :attr:`state_space` a row): the observations
+            of the learner's seat and of the seats on its left, across and right, in that order, so every hand (a
+            centralised critic's input, as ``barbu_env.env``'s ``state()`` in absolute seat order); never a
+            playing policy's input.
         rules, rule options: the rules (``rules="classic"``, ``doubling="off"`` ...), those of the batched engine.
 
     Each step takes one action per sub-env (the learner's), then plays the opponents up to the learner's next
@@ -117,7 +121,7 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
     def __init__(self, num_envs: int = 256, opponents: str | Sequence[str] = "heuristic", seat: int | str = "random",
                  contracts: Sequence[str] | str | None = None, declarer: int | str = "random",
                  normalize: bool = False, seed: int | None = None, autoreset_mode: str | AutoresetMode = "NextStep",
-                 rules: Any = None, **rule_options: Any) -> None:  # fmt: skip
+                 state: bool = False, rules: Any = None, **rule_options: Any) -> None:  # fmt: skip
         super().__init__()
         mode = autoreset_mode.value if isinstance(autoreset_mode, AutoresetMode) else autoreset_mode
         if mode not in AUTORESET_MODES:
@@ -148,6 +152,8 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.with_state = bool(state)
+        self.state_space = spaces.Box(np.tile(low, 4), np.tile(high, 4), (4 * OBS_SIZE,), np.float32)
         self._rng = np.random.default_rng(seed)
         self.seat = np.zeros(self.num_envs, np.int64)
         self._ended = np.zeros(self.num_envs, bool)  # the deals that ended in the last step (NEXT_STEP restarts them)
@@ -193,6 +199,8 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
                 final[g] = obs[g]
             info["final_obs"], info["_final_obs"] = final, terminated.copy()
             info["final_info"] = {k: info[k] for k in ("points", "_points")}
+            if self.with_state:
+                info["final_info"]["state"] = self._state()
             self._restart(terminated)
             self._ended[:] = False
             self._play_opponents(np.zeros(self.num_envs, np.float32), {})
@@ -253,5 +261,15 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
         self._mask[:] = mask
         return obs.copy()
 
+    def _state(self) -> np.ndarray:
+        """Every seat's observation, the learner's first (float32 [N, 4 * OBS_SIZE])."""
+        out = np.empty((self.num_envs, 4 * OBS_SIZE), np.float32)
+        for r in range(4):
+            out[:, r * OBS_SIZE : (r + 1) * OBS_SIZE] = self.deals.observe((self.seat + r) % 4, over=True)[0]
+        return out
+
     def _info(self) -> dict[str, Any]:
-        return {"action_mask": self._mask.copy(), "seat": self.seat.copy()}
+        info = {"action_mask": self._mask.copy(), "seat": self.seat.copy()}
+        if self.with_state:
+            info["state"] = self._state()
+        return info
