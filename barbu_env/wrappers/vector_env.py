@@ -145,6 +145,8 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
         doubling = self.rules.doubling != "off"
         self.opponents = [_Opponent(s, None if seed is None else seed + i, doubling, texts is None)
                           for i, s in enumerate(specs)]  # fmt: skip
+        #: The three seats are the same compiled player (no policy): one call plays them all.
+        self._one_player = len(set(specs)) == 1 and self.opponents[0].policy is None
         self.normalize = bool(normalize)
         self._scale = np.array([contract_scale(n, self.rules) for n in self.deals.tables.names], np.float32)
         low, high = layout(self.rules).bounds()  # the env's observation space
@@ -246,12 +248,15 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
             theirs = (on_move >= 0) & (on_move != self.seat)
             if not theirs.any():
                 return
-            rel = (on_move - self.seat) % 4
-            a = np.full(self.num_envs, -1, np.int64)
-            for i, opponent in enumerate(self.opponents):
-                games = theirs & (rel == i + 1)
-                if games.any():
-                    a[games] = opponent.actions(deals, games, self._rng)[games]
+            if self._one_player:  # the three seats play alike: one call
+                a = self.opponents[0].actions(deals, theirs, self._rng)
+            else:
+                rel = (on_move - self.seat) % 4
+                a = np.full(self.num_envs, -1, np.int64)
+                for i, opponent in enumerate(self.opponents):
+                    games = theirs & (rel == i + 1)
+                    if games.any():
+                        a[games] = opponent.actions(deals, games, self._rng)[games]
             r, done = deals.step(a, theirs)
             self._credit(r, done, rewards, info)
 
