@@ -472,3 +472,22 @@ def test_step_moves_only_the_games_named():
         part.step(np.full(8, -2))
     with pytest.raises(ValueError, match="games must be a bool array of shape"):
         part.step(random_actions(part.action_masks(), rng), np.ones(8, np.int64))
+
+
+def test_reset_games_deals_from_the_stream():
+    """``reset_games(g)`` without hands gives each game its next deal of the stream (the compiled restart), the
+    deal ``n * B + g`` that ``_deal`` would give; with hands, those hands."""
+    from barbu_env.vector.dealing import deal_stream, stream_key
+
+    v = VectorDeals(None, "classic", batch=5, seed=8, auto_reset=False)
+    v.reset()
+    v.reset_games([3, 1])
+    v.reset_games([1])
+    want = deal_stream(stream_key(8), np.array([5 + 3, 2 * 5 + 1]), np.arange(52), 13)
+    np.testing.assert_array_equal(v.state.hands[[3, 1]], want[0])
+    np.testing.assert_array_equal(v.state.declarer[[3, 1]], want[1])
+    assert v._dealt.tolist() == [1, 3, 1, 2, 1]
+    fresh = VectorDeals(None, "classic", batch=5, seed=8, auto_reset=False)
+    fresh.reset()
+    fresh.reset_games([3], hands=want[0][:1], declarer=int(want[1][0]))
+    np.testing.assert_array_equal(fresh.state.data[3], v.state.data[3])

@@ -79,6 +79,13 @@ class Kernels:
         self._jit.start(st.data, self.tb, np.ascontiguousarray(g, I64), np.ascontiguousarray(hands, U64),
                         np.ascontiguousarray(declarer, I64), np.ascontiguousarray(must_double, I64), specs)  # fmt: skip
 
+    def restart(self, st: State, g: np.ndarray, stream: tuple[int, np.ndarray, int], specs: np.ndarray) -> None:
+        """Fresh deals in games ``g``: with ``stream = (key, dealt, declarer or -1)`` game g's next deal of the
+        stream, ``dealt[g] * B + g``, counted in ``dealt`` (as :meth:`step` restarts a game)."""
+        key, dealt, declarer = stream
+        deal = np.array([key - (1 << 64) if key >= 1 << 63 else key, declarer], I64)
+        self._jit.restart(st.data, self.tb, np.ascontiguousarray(g, I64), deal, dealt, specs, self.order)
+
     def legal(self, st: State) -> tuple[np.ndarray, np.ndarray]:
         """The legal actions as two words per game: uint64 ``low`` (bit a for a in 0..52: cards, pass) and
         uint64 ``high`` (bit a - 53 for a in 53..86: declarations, doubles)."""

@@ -195,18 +195,23 @@ class VectorDeals:
         g = np.asarray(games, np.int64).reshape(-1)
         if (g.size and ((g < 0) | (g >= self.batch)).any()) or np.unique(g).size != g.size:
             raise ValueError(f"bad games {games!r}: expected distinct indices in 0..{self.batch - 1}")
-        if hands is None or declarer is None:  # the stream's next deals (hands and declarers)
-            h, d = self._deal(g)
-        if hands is not None:
-            h = self._hand_masks(hands)
-        if h.shape[0] != g.shape[0]:
-            raise ValueError(f"reset_games: {h.shape[0]} hands for {g.shape[0]} games")
-        if declarer is not None:
-            d = np.broadcast_to(np.asarray(declarer, np.int64), g.shape).copy()
-            if ((d < 0) | (d > 3)).any():
-                raise ValueError(f"bad declarer {declarer!r}: expected seats 0..3")
+        if hands is None and declarer is None and not np.any(must_double):  # the stream's next deals, compiled
+            self.backend.restart(self.state, g, (self.key, self._dealt, self._declarer), self._specs)
+            self.active[g] = True
+            self._legal = None
+        else:
+            if hands is None or declarer is None:  # the stream's next deals (hands and declarers)
+                h, d = self._deal(g)
+            if hands is not None:
+                h = self._hand_masks(hands)
+            if h.shape[0] != g.shape[0]:
+                raise ValueError(f"reset_games: {h.shape[0]} hands for {g.shape[0]} games")
+            if declarer is not None:
+                d = np.broadcast_to(np.asarray(declarer, np.int64), g.shape).copy()
+                if ((d < 0) | (d > 3)).any():
+                    raise ValueError(f"bad declarer {declarer!r}: expected seats 0..3")
+            self._start(g, h, d, must_double)
         self.board_of[g] = -1
-        self._start(g, h, d, must_double)
         self._started = True
 
     def load_states(self, rows: State | np.ndarray, games: Sequence[int] | np.ndarray | None = None) -> None:

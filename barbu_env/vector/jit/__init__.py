@@ -31,7 +31,7 @@ from .heuristic import heuristic_actions, rollout_scores
 from .mirror import mirror_load, mirror_observe, mirror_step
 from .obs import masks, observe, observe_packed, observe_rows, random_actions
 from .policy import greedy_actions
-from .rules import legal_words, start, step
+from .rules import legal_words, restart, start, step
 
 MODULES = (common, rules, obs, mirror, heuristic, kingobs, policy, linear, nprandom, players)
 #: The file beside the kernels' disk cache that holds the fingerprint the cache was built with.
@@ -86,4 +86,4 @@ drop_stale_cache({d.stats.cache_path for d in DISPATCHERS}, FINGERPRINT)
 
 __all__ = ["FINGERPRINT", "greedy_actions", "heuristic_actions", "jit_tables", "legal_words", "masks", "mirror_load",
            "mirror_observe", "mirror_step", "observe", "observe_packed", "observe_rows", "random_actions",
-           "rollout_scores", "start", "step"]  # fmt: skip
+           "restart", "rollout_scores", "start", "step"]  # fmt: skip

@@ -505,6 +505,19 @@ def start(x: np.ndarray, t: np.ndarray, games: np.ndarray, hands: np.ndarray, de
         _setup_game(x, t, g, declarer[i], must_double[i], specs)
 
 
+@kernel()
+def restart(x: np.ndarray, t: np.ndarray, games: np.ndarray, deal: np.ndarray, dealt: np.ndarray, specs: np.ndarray,
+            order: np.ndarray) -> None:  # fmt: skip
+    """Fresh deals in ``games`` (int64 [n]): each game's next deal of the stream, as :func:`step` restarts a game
+    (``deal``: int64 ``[key (its bits), declarer or -1]``; ``dealt``: deals started per game, counted)."""
+    n = x.shape[0]
+    key, declarer = U64(deal[0]), deal[1]
+    for i in range(games.shape[0]):
+        g = games[i]
+        _start_game(x, t, g, key, dealt[g] * n + g, declarer, specs, order)
+        dealt[g] += 1
+
+
 @helper
 def _start_game(x: np.ndarray, t: np.ndarray, g: int, key: np.uint64, k: int, declarer: int, specs: np.ndarray,
                 order: np.ndarray) -> None:  # fmt: skip
