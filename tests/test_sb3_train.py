@@ -31,6 +31,8 @@ def test_train_resume_evaluate(tmp_path, capsys):
 def test_deadline_and_refusals(tmp_path):
     main([*TINY, "--timesteps", "10000000", "--minutes", "0.002", "--out", str(tmp_path)])
     assert json.loads((tmp_path / "no_queens" / "run.json").read_text())["timesteps"] < 10_000_000
+    main(["--contracts", "no_queens", "no_king", *TINY[2:], "--timesteps", "300", "--out", str(tmp_path), "--resume"])
+    assert (tmp_path / "no_king" / "model.zip").is_file()  # resumed No queens, started No King
     with pytest.raises(SystemExit, match="no model to continue"):
         main([*TINY, "--out", str(tmp_path / "none"), "--resume"])
     with pytest.raises(ValueError, match="no batched form"):

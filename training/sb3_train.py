@@ -11,8 +11,8 @@ agent spec ``sb3:source=OUT/<contract>/model.zip`` plays it in ``barbu-eval``, `
 ``run.json`` (the arguments, the env version, timesteps and wall time so far, the evaluation), ``progress.csv``
 (``progress_from_<timesteps>.csv`` for each resumed piece) and TensorBoard events (SB3's logger). The model and
 ``run.json`` are saved every ``--save-minutes`` and at the end; ``--resume`` loads them and trains on to
-``--timesteps`` in all. ``--eval-boards N`` ends with the duplicate
-evaluation against the heuristic (1 model vs 3 heuristic players, doubling off, 95% CIs).
+``--timesteps`` in all (a contract of the run without a model yet starts from scratch). ``--eval-boards N`` ends
+with the duplicate evaluation against the heuristic (1 model vs 3 heuristic players, doubling off, 95% CIs).
 """
 
 from __future__ import annotations
@@ -118,8 +118,6 @@ def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
         model = MaskablePPO.load(path, env=env, device="cpu")
         if meta_path.is_file():
             meta["seconds"] = json.loads(meta_path.read_text())["seconds"]
-    elif args.resume:
-        raise SystemExit(f"--resume: no model to continue at {path}")
     else:
         model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch, n_epochs=args.epochs,
                             learning_rate=args.lr, gamma=1.0, gae_lambda=0.95, ent_coef=args.ent_coef,
@@ -154,6 +152,8 @@ def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
+    if args.resume and not any((Path(args.out) / c / "model.zip").is_file() for c in args.contracts):
+        raise SystemExit(f"--resume: no model to continue under {args.out} (for {args.contracts})")
     for contract in args.contracts:
         meta = train_contract(args, contract)
         print(f"{contract}: {meta['timesteps']} decisions in {meta['seconds']:.0f} s -> {Path(args.out) / contract}")
