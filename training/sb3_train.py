@@ -116,6 +116,7 @@ def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
                             "rule_options": options}  # fmt: skip
     if args.resume and path.is_file():
         model = MaskablePPO.load(path, env=env, device="cpu")
+        env.seed(args.seed + int(model.num_timesteps))  # fresh deals for the resumed piece
         if meta_path.is_file():
             meta["seconds"] = json.loads(meta_path.read_text())["seconds"]
     else:
