@@ -47,6 +47,17 @@ def parse_option(text: str, what: str = "option") -> tuple[str, Any]:
     return key.strip(), parse_value(value)
 
 
+def rule_option_arg(text: str) -> tuple[str, Any]:
+    """A command line's ``KEY=VALUE`` rule option (argparse ``type=``): :func:`parse_option`'s pair, its error as
+    argparse's."""
+    import argparse
+
+    try:
+        return parse_option(text, "rule option")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{e} (e.g. doubling=off)") from None
+
+
 def as_bool(value: Any, name: str) -> bool:
     """A boolean option: ``True``/``False``, ``1``/``0`` or one of the texts true/false/yes/no/1/0."""
     if isinstance(value, bool):

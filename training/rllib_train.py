@@ -33,14 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from barbu_env.contracts import CLASSIC_CONTRACTS as SEVEN
-from barbu_env.options import parse_option
-
-
-def _rule_kv(text: str) -> tuple[str, Any]:
-    try:
-        return parse_option(text, "rule option")
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(f"{e} (e.g. doubling=off)") from None
+from barbu_env.options import rule_option_arg
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--set",
         dest="rule_options",
         nargs="*",
-        type=_rule_kv,
+        type=rule_option_arg,
         default=[],
         metavar="KEY=VALUE",
         help="rule options (deal mode default doubling=off: card play only, as barbu-eval's deal mode)",

@@ -32,15 +32,8 @@ from tqdm import tqdm
 
 from barbu_env.contracts import CLASSIC_CONTRACTS as SEVEN
 from barbu_env.nn import ENV_VERSION
-from barbu_env.options import parse_option
+from barbu_env.options import rule_option_arg
 from barbu_env.wrappers.sb3_vec import sb3_vec_env
-
-
-def _rule_kv(text: str) -> tuple[str, Any]:
-    try:
-        return parse_option(text, "rule option")
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(f"{e} (e.g. doubling=classic)") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="one spec for the three other seats or three (heuristic, random, checkpoints:bidding=...)",
     )
     ap.add_argument("--rules", default="classic", help="rule preset or YAML path (the batched engine's options)")
-    ap.add_argument("--set", dest="rule_options", type=_rule_kv, nargs="*", default=[],
+    ap.add_argument("--set", dest="rule_options", type=rule_option_arg, nargs="*", default=[],
                     help="rule options (default doubling=off: card play only)")  # fmt: skip
     ap.add_argument("--timesteps", type=int, default=3_000_000, help="learner decisions per contract, in all")
     ap.add_argument("--minutes", type=float, default=None, help="wall-clock limit per contract (stops earlier)")

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from ..options import parse_option
+from ..options import rule_option_arg
 from .batched import ENGINES, select_engine
 from .boards import LINEUPS, MODES
 from .config import fallback_notes, make_config
@@ -22,13 +22,6 @@ from .report import check_out_dir, markdown, read_finished, write_outputs
 from .runner import EvaluationInterrupted, run
 
 DEFAULT_DEALS, DEFAULT_MATCHES = 200, 20
-
-
-def _rule_kv(text: str) -> tuple[str, Any]:
-    try:
-        return parse_option(text, "rule option")
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _positive(text: str) -> int:
@@ -85,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "agents); python: through the env, one game at a time (any agent, match mode); auto "
                         "(default): batched where it can play the evaluation. Results do not depend on it")  # fmt: skip
     p.add_argument("--rules", default=None, help="rules preset name or YAML file (default classic)")
-    p.add_argument("--rule", type=_rule_kv, action="append", default=[], metavar="KEY=VALUE",
+    p.add_argument("--rule", type=rule_option_arg, action="append", default=[], metavar="KEY=VALUE",
                    help="rule option override, repeatable (e.g. --rule overtrump=yes)")  # fmt: skip
     p.add_argument("--doubling", choices=("classic", "declarer_only", "off"), default=None,
                    help="doubling rule (default: off in deal mode, the rules' own in match mode)")  # fmt: skip
