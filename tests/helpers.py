@@ -88,10 +88,12 @@ def random_playout(deal: Deal, rng: np.random.Generator, check=None, max_steps: 
     return n
 
 
-def random_env_play(e, rng: np.random.Generator, max_steps: int | None = None) -> None:
+def random_env_play(e, rng: np.random.Generator, max_steps: int | None = None, check=None) -> None:
     """Step the AEC env ``e`` with random legal actions from the mask (None for dead agents) until no agent is
-    left, or for at most ``max_steps`` steps."""
+    left, or for at most ``max_steps`` steps; ``check(e)`` runs before every step."""
     for _agent in e.agent_iter(max_steps if max_steps is not None else 2**63):
+        if check is not None:
+            check(e)
         obs, _, term, trunc, _ = e.last()
         if term or trunc:
             e.step(None)

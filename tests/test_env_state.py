@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import env_presets
+from helpers import env_presets, random_env_play
 
 import barbu_env
+
+
+def _check_state(e) -> None:
+    """``state()`` is every seat's observation in seat order, inside ``state_space``."""
+    raw = e.unwrapped
+    state = raw.state()
+    np.testing.assert_array_equal(state, np.concatenate([raw.observe(a)["observation"] for a in raw.possible_agents]))
+    assert state.shape == raw.state_space.shape and raw.state_space.contains(state)
 
 
 @pytest.mark.parametrize("preset", env_presets())
@@ -15,25 +23,11 @@ def test_state_is_every_seat_observation(preset):
     rng = np.random.default_rng(7)
     for mode in ("deal", "match"):
         e = barbu_env.env(rules=preset, mode=mode)
-        raw = e.unwrapped
         with pytest.raises(RuntimeError, match="call reset"):
-            raw.state()
+            e.unwrapped.state()
         e.reset(seed=3)
-        n = raw.num_players
-        for steps, _agent in enumerate(e.agent_iter(400 if mode == "match" else 2**63)):
-            state = raw.state()
-            seats = [raw.observe(a)["observation"] for a in raw.possible_agents]
-            np.testing.assert_array_equal(state, np.concatenate(seats))
-            assert state.shape == raw.state_space.shape and raw.state_space.contains(state), (preset, steps)
-            obs, _, term, trunc, _ = e.last()
-            if term or trunc:
-                e.step(None)
-            else:
-                legal = np.flatnonzero(obs["action_mask"])
-                e.step(int(legal[rng.integers(len(legal))]))
-        np.testing.assert_array_equal(
-            raw.state()[: raw.state_space.shape[0] // n], raw.observe("player_0")["observation"]
-        )
+        random_env_play(e, rng, 400 if mode == "match" else None, check=_check_state)
+        _check_state(e)  # after the last step too
 
 
 def test_torchrl_reads_the_state():

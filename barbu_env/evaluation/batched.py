@@ -37,17 +37,19 @@ CHUNK = 2000
 PART = 1000
 
 
-def seat_player(agent: Agent, doubling: bool = False) -> Player | None:
+def seat_player(agent: Agent, doubling: bool = False, declaring: bool = False) -> Player | None:
     """What plays ``agent``'s seats in ``play_games``: ``"heuristic"``, ``"random"``, the agent itself (a greedy
-    checkpoint agent whose fallback is one of those and whose doubles, if ``doubling`` is on, are the fallback's:
-    a ``CardPolicy``), or None: no batched form. Deal-mode boards name their contract, so no one declares."""
+    checkpoint agent whose fallback is one of those and whose doubles, if ``doubling`` is on, and declarations, if
+    ``declaring``, are the fallback's: a ``CardPolicy``), or None: no batched form. Deal-mode boards name their
+    contract, so no one declares there."""
     if type(agent) is HeuristicAgent:
         return "heuristic"
     if type(agent) is RandomAgent:
         return "random"
     if (agent.name == "neural" and getattr(agent, "greedy", False) and agent.fallback_spec in ("heuristic", "random")
             and not getattr(agent, "endgame", 0)
-            and not (doubling and "double" in getattr(agent, "bidding_roles", ()))):  # fmt: skip
+            and not (doubling and "double" in getattr(agent, "bidding_roles", ()))
+            and not (declaring and "declare" in getattr(agent, "bidding_roles", ()))):  # fmt: skip
         return cast("CardPolicy", agent)
     return None
 

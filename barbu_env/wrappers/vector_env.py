@@ -48,9 +48,7 @@ class _Opponent:
         from ..evaluation.batched import seat_player
 
         agent = make(spec, seed=seed)
-        player = seat_player(agent, doubling)
-        if not isinstance(player, str) and declaring and "declare" in getattr(agent, "bidding_roles", ()):
-            player = None  # its declarations are its own network's: no batched form
+        player = seat_player(agent, doubling, declaring)
         if player is None:
             raise ValueError(
                 f"opponent {spec!r} has no batched form: BarbuVectorEnv seats {list(NAMED_OPPONENTS)} and greedy "
@@ -174,7 +172,8 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
         self._ended[:] = False
         self._draw_seats(np.ones(self.num_envs, bool))
         self._play_opponents(np.zeros(self.num_envs, np.float32), {})
-        return self._observe(), self._info()
+        obs = self._observe()
+        return obs, self._info(obs)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The learner's action in every sub-env (ignored where its deal ended in the last step, NextStep), then
@@ -202,12 +201,12 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
             info["final_obs"], info["_final_obs"] = final, terminated.copy()
             info["final_info"] = {k: info[k] for k in ("points", "_points")}
             if self.with_state:
-                info["final_info"]["state"] = self._state()
+                info["final_info"]["state"] = self._state(obs)
             self._restart(terminated)
             self._ended[:] = False
             self._play_opponents(np.zeros(self.num_envs, np.float32), {})
             obs = self._observe()
-        info.update(self._info())
+        info.update(self._info(obs))
         return obs, rewards, terminated, np.zeros(self.num_envs, bool), info
 
     def action_masks(self) -> np.ndarray:
@@ -266,15 +265,17 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
         self._mask[:] = mask
         return obs.copy()
 
-    def _state(self) -> np.ndarray:
-        """Every seat's observation, the learner's first (float32 [N, 4 * OBS_SIZE])."""
+    def _state(self, obs: np.ndarray) -> np.ndarray:
+        """Every seat's observation, the learner's first (``obs``, :meth:`_observe`'s) (float32 [N, 4 * OBS_SIZE])."""
         out = np.empty((self.num_envs, 4 * OBS_SIZE), np.float32)
-        for r in range(4):
+        out[:, :OBS_SIZE] = obs
+        for r in range(1, 4):
             out[:, r * OBS_SIZE : (r + 1) * OBS_SIZE] = self.deals.observe((self.seat + r) % 4, over=True)[0]
         return out
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, obs: np.ndarray) -> dict[str, Any]:
+        """The step's info of the learner's observations ``obs``."""
         info = {"action_mask": self._mask.copy(), "seat": self.seat.copy()}
         if self.with_state:
-            info["state"] = self._state()
+            info["state"] = self._state(obs)
         return info
