@@ -316,6 +316,20 @@ def greedy_choices(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarr
     return best, logits
 
 
+def greedy_moves(flat: tuple[np.ndarray, ...], obs: np.ndarray, mask: np.ndarray, tie: float = TIE) -> np.ndarray:
+    """:func:`greedy_choices`' choices (int64 [n]) without their logits: a row with one legal action (a forced move,
+    which any policy must play) takes it without the network; the other rows go through the pass together."""
+    legal = np.count_nonzero(mask, axis=1)
+    forced = legal == 1
+    if not forced.any():
+        return greedy_choices(flat, obs, mask, tie)[0]
+    out = mask.argmax(1).astype(np.int64)  # on a forced row, its one legal action
+    rows = np.flatnonzero(~forced)
+    if rows.size:
+        out[rows] = greedy_choices(flat, obs[rows], mask[rows], tie)[0]
+    return out
+
+
 def save_checkpoint(path: str | Path, net: PolicyNet, contract: str, config: dict[str, Any],
                     meta: dict[str, Any] | None = None) -> None:  # fmt: skip
     """Write ``net`` with everything needed to rebuild and check it (see the module docstring)."""

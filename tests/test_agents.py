@@ -414,3 +414,32 @@ def test_r7_3_checkpoint_agents_pass_beside_a_playable_card_only_if_trained_to(t
         assert len(choice) >= 2 and all(choice) is passes and any(choice) is passes, spec
     shipped = _fantan_decisions(NeuralAgent("checkpoints/fantan.pt"), range(6), free_rules)
     assert not any(a == PASS for mask, a in shipped if mask[:PASS].any())
+
+
+@pytest.mark.parametrize("contract", ["no_queens", "fantan:J"])
+def test_checkpoint_agent_plays_forced_moves_without_its_network(contract) -> None:
+    """A card decision with one legal action (R5.1's one card of the led suit, R7.3's pass with no playable card) is
+    the rules': the shipped network in every seat plays it without its pass, which runs on every other card
+    decision, and every action is legal."""
+    pytest.importorskip("torch")
+    from barbu_env.agents.neural import NeuralAgent
+
+    agent = NeuralAgent("checkpoints")
+    real, passes = agent._pass, []
+    agent._pass = lambda *args: passes.append(1) or real(*args)
+    env = barbu_env.env(mode="deal", contract=contract, doubling="off")  # card decisions only
+    choices = forced = 0
+    for seed in range(3):
+        env.reset(seed=seed)
+        for name in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = int(obs["action_mask"].sum())
+            forced += legal == 1
+            choices += legal > 1
+            a = agent.act(env, name)
+            assert obs["action_mask"][a], (a, np.flatnonzero(obs["action_mask"]))
+            env.step(a)
+    assert forced >= 10 and choices >= 10 and len(passes) == choices

@@ -45,7 +45,8 @@ def _same_deal(a: Deal, b: Deal) -> None:
 
 
 def _compare(fast, slow, n: int, rng: np.random.Generator) -> int:
-    """Play ``fast`` and ``slow`` (same deal) with the same random actions, some illegal; compare every seat."""
+    """Play ``fast`` and ``slow`` (same deal) with the same random actions, some illegal; compare every seat (and the
+    copy's forced move with the mask)."""
     looked = 0
     while True:
         assert fast.seat == slow.seat
@@ -53,11 +54,14 @@ def _compare(fast, slow, n: int, rng: np.random.Generator) -> int:
             assert fast.observe(int(seat)).tobytes() == slow.observe(int(seat)).tobytes(), seat
             looked += 1
         if fast.seat < 0:
+            assert fast._mirror.forced_action() == -1
             assert fast.scores() == slow.scores()
             _same_deal(fast.deal(), slow.deal())
             return looked
         mask = slow.mask()
         assert fast.mask().tobytes() == mask.tobytes()
+        legal = np.flatnonzero(mask)  # a forced move: the one legal action
+        assert fast._mirror.forced_action() == (int(legal[0]) if len(legal) == 1 else -1)
         deal, k = slow._deal, fast._mirror.card_contract()  # R4, R7: a card to play under the declared contract
         assert (None if k < 0 else fast._mirror.tables.names[k]) == (
             deal.contract.name if deal.phase in (PLAY, FANTAN_PLAY) else None

@@ -258,6 +258,33 @@ def test_greedy_choices_take_near_ties_again_in_float64() -> None:
     np.testing.assert_array_equal(got, logits)
 
 
+def test_greedy_moves_play_forced_moves_without_the_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``nn.greedy_moves``: ``greedy_choices``' choices; the rows with one legal action (forced moves: the one card of
+    the led suit under R5.1, the R7.3 pass with no playable card) take it without the network, and only the other
+    rows reach the pass."""
+    import barbu_env.nn as nn_module
+
+    torch.manual_seed(6)
+    flat = flat_policy(PolicyNet(hidden=(16,), card_hidden=4).eval())
+    obs, mask = _states(["no_hearts", "fantan"], 40)
+    forced = np.count_nonzero(mask, axis=1) == 1
+    assert forced.any() and not forced.all()
+    want = nn_module.greedy_choices(flat, obs, mask)[0]
+    passed: list[int] = []
+    real = nn_module.greedy_choices
+
+    def spy(f: tuple[np.ndarray, ...], o: np.ndarray, m: np.ndarray, tie: float) -> tuple[np.ndarray, np.ndarray]:
+        passed.append(len(o))
+        return real(f, o, m, tie)
+
+    monkeypatch.setattr(nn_module, "greedy_choices", spy)
+    np.testing.assert_array_equal(nn_module.greedy_moves(flat, obs, mask), want)
+    assert passed == [int((~forced).sum())]
+    passed.clear()
+    np.testing.assert_array_equal(nn_module.greedy_moves(flat, obs[forced], mask[forced]), want[forced])
+    assert passed == []
+
+
 def test_shipped_networks_stay_well_inside_the_tie_band() -> None:
     """On the shipped networks of the seven contracts the float32 pass's logits differ from the float64 pass's
     (the reference ``NeuralAgent.card_actions`` redoes near ties with) by under a tenth of ``agents.neural.TIE``

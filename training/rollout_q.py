@@ -70,7 +70,7 @@ os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 from barbu_env.actions import DECLARE_BASE, DOUBLE_BASE, NUM_ACTIONS
 from barbu_env.contracts import contract_scale
-from barbu_env.nn import PolicyNet, flat_policy, greedy_choices, save_checkpoint
+from barbu_env.nn import PolicyNet, flat_policy, greedy_choices, greedy_moves, save_checkpoint
 from barbu_env.observation import BLOCKS
 from barbu_env.rules import Rules, load_rules
 from barbu_env.vector.core import COLUMNS
@@ -240,19 +240,21 @@ class LearnerPolicy:
         """Copy ``net``'s weights (later training does not change this policy)."""
         self.flat = flat_policy(net)
 
-    def _pass(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _observed(self, obs: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """The frozen network and ``obs`` as the learner sees them (its ``available`` block set)."""
         if self.flat is None:
             raise RuntimeError("LearnerPolicy.load(net) must come before its first decision")
         if self.available is not None:
             obs = np.array(obs, np.float32)
             obs[:, self.block] = self.available
-        return greedy_choices(self.flat, obs, mask)
+        return self.flat, obs
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return self._pass(obs, mask)[0]
+        return greedy_moves(*self._observed(obs), mask)
 
     def card_logits(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return np.where(mask.astype(bool), self._pass(obs, mask)[1].astype(np.float64), -np.inf)
+        logits = greedy_choices(*self._observed(obs), mask)[1]
+        return np.where(mask.astype(bool), logits.astype(np.float64), -np.inf)
 
 
 class Labeller:

@@ -92,7 +92,7 @@ class NeuralAgent(Agent):
         self.search = None if not endgame else PIMCAgent(seed, samples=endgame_samples)
         import torch
 
-        from ..nn import flat_policy, greedy_choices, load_checkpoint
+        from ..nn import flat_policy, greedy_choices, greedy_moves, load_checkpoint
         from ..vector.jit import greedy_actions
         from . import make
 
@@ -120,7 +120,7 @@ class NeuralAgent(Agent):
                 self._free_pass.add(ckpt["contract"])
         #: Per contract its network as :meth:`card_actions`' compiled pass reads it; the pass itself.
         self._flat = {c: flat_policy(net) for c, net in self.nets.items()}
-        self._greedy_choices = greedy_choices
+        self._greedy_choices, self._greedy_moves = greedy_choices, greedy_moves
         #: The compiled pass (one row at a time in :meth:`_decide`) and its output buffers: logits, choice, near tie.
         self._pass = greedy_actions
         self._row = (np.empty((1, NUM_ACTIONS), np.float32), np.empty(1, np.int64), np.empty(1, np.bool_))
@@ -200,6 +200,8 @@ class NeuralAgent(Agent):
         mask = self._as_trained(contract, np.ascontiguousarray(mask, np.int8)[None])
         if not self.greedy:
             return masked_choice(self._logits(net, obs[None], mask)[0], mask[0], False, self.rng)
+        if np.count_nonzero(mask) == 1:  # a forced move (one legal action): the rules', without the network
+            return int(mask.argmax())
         return self._decide_rows(contract, np.ascontiguousarray(obs, np.float32)[None], mask)
 
     def _decide_rows(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> int:
@@ -221,12 +223,13 @@ class NeuralAgent(Agent):
         legal logit of the network's sums taken in float64, so a row's choice never depends on the other rows.
         The network runs as one compiled pass over the rows (:func:`barbu_env.vector.jit.policy.greedy_actions`,
         which skips zero inputs) in float32; the rows whose two best legal logits are within :data:`TIE`
-        (relative) are passed again in float64. Legal: the mask as the network reads it (:meth:`_as_trained`). The
+        (relative) are passed again in float64; a row with one legal action takes it without the pass
+        (``nn.greedy_moves``). Legal: the mask as the network reads it (:meth:`_as_trained`). The
         batched form of ``barbu_env.vector.duplicate`` (a ``CardPolicy``); greedy agents only."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         self._check(self._net(contract), obs, mask)
-        return self._greedy_choices(self._flat[contract], obs, self._as_trained(contract, mask))[0]
+        return self._greedy_moves(self._flat[contract], obs, self._as_trained(contract, mask))
 
     def _bidding_role(self, phase: int) -> str | None:
         """The bidding network's role that takes a decision of ``phase``, or None."""
@@ -263,12 +266,16 @@ class NeuralAgent(Agent):
     def _copy_decision(self, m: Any) -> int:
         """The greedy card decision of the seat on move of the env's compiled copy ``m`` (``vector.single.Mirror``),
         :meth:`_decide_rows` on the copy's own row and mask (the env's observation and mask of that seat), without
-        the env's ``observe`` or reading the phase from the row; -1 where no network of the agent takes the decision
-        (not a card decision, or no network of the contract for the copy's layout)."""
+        the env's ``observe`` or reading the phase from the row (a forced move, ``Mirror.forced_action``, without the
+        network); -1 where no network of the agent takes the decision (not a card decision, or no network of the
+        contract for the copy's layout)."""
         k = m.card_contract()
         contract = None if k < 0 else m.tables.names[k]
         if contract not in self._on_copy:
             return -1
+        a = m.forced_action()  # a forced move: the rules', without the network
+        if a >= 0:
+            return a
         if self._copy is None or self._copy[0] is not m:
             self._copy = (m, m.row[None], m.mask[None])
         return self._decide_rows(contract, self._copy[1], self._as_trained(contract, self._copy[2]))

@@ -25,6 +25,7 @@ from ..rules import Rules
 from .jit import jit_tables
 from .jit.common import CONTRACT, FANTAN_RANK, PHASE, SCORES, TRUMP
 from .jit.mirror import (
+    B_LEGAL,
     B_MATCH,
     B_TABLES,
     INIT_FIELDS,
@@ -37,6 +38,9 @@ from .jit.mirror import (
     mirror_step,
 )
 from .tables import DECLARE, FANTAN_PLAY, PLAY, Tables, build_tables
+
+#: The legal words' 64 bits (they are stored as int64).
+_WORD = (1 << 64) - 1
 
 I64 = np.int64
 
@@ -141,6 +145,15 @@ class Mirror:
         and Fantan phases), else -1 (declaration, doubling, over)."""
         x = self._buf
         return x.item(CONTRACT) if x.item(PHASE) in (PLAY, FANTAN_PLAY) else -1
+
+    def forced_action(self) -> int:
+        """The one legal action of the seat on move where it has exactly one (a forced move, e.g. the one card of the
+        led suit, R5.1), else -1 (a choice, or the deal is over)."""
+        x = self._buf
+        low, high = x.item(B_LEGAL) & _WORD, x.item(B_LEGAL + 1) & _WORD
+        if low.bit_count() + high.bit_count() != 1:
+            return -1
+        return low.bit_length() - 1 if low else DECLARE_BASE + high.bit_length() - 1
 
     def heuristic(self) -> int:
         """The heuristic agent's action for the seat on move (``agents.heuristic.heuristic_action``, compiled:
