@@ -201,6 +201,8 @@ class BarbuSingleAgentEnv(gym.Env):
 
 
 # ================================================================================= playing
+#: Relative gap (of ``1 + |best score|``) under which :meth:`ModelAgent.card_actions` scores a row again alone.
+BATCH_TIE = 1e-4
 #: The algorithms :class:`ModelAgent` loads, by class name: their module, and how their policy scores the actions
 #: (``"policy"``: the logits of its action distribution; ``"q"``: its Q-values; ``"quantiles"``: the mean of its
 #: quantiles).
@@ -264,13 +266,17 @@ class ModelAgent(Agent):
     def scores(self, obs: dict[str, np.ndarray]) -> np.ndarray:
         """The model's score of every action (float64 [A]) for one observation of the env (its Dict): the logits of
         its policy, or its Q-values."""
-        if obs["observation"].shape[0] != self.obs_size:
+        return self._scores(obs["observation"][None], obs["action_mask"][None])[0]
+
+    def _scores(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """:meth:`scores` of n observations (float32 [n, size]) and masks (int8 [n, A]) in one pass (float64 [n, A])."""
+        if obs.shape[1] != self.obs_size:
             raise ValueError(
                 f"SB3 model {self.source or self.algo!r} reads observations of {self.obs_size} values, this env gives "
-                f"{obs['observation'].shape[0]}: play it under the rules it was trained with"
+                f"{obs.shape[1]}: play it under the rules it was trained with"
             )
         policy, torch = self.model.policy, self._torch
-        x, _ = policy.obs_to_tensor(obs if self._dict else obs["observation"])
+        x, _ = policy.obs_to_tensor({"observation": obs, "action_mask": mask} if self._dict else obs)
         with torch.no_grad():
             if self._kind == "policy":
                 out = policy.get_distribution(x).distribution.logits
@@ -278,7 +284,27 @@ class ModelAgent(Agent):
                 out = policy.q_net(x)
             else:
                 out = policy.quantile_net(x).mean(dim=1)
-        return out[0].double().cpu().numpy()
+        return out.double().cpu().numpy()
+
+    def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The choices (int64 [n]) :meth:`choose` makes for n decisions (observations float32 [n, size], masks int8
+        [n, A], as ``VectorDeals.observe_games`` gives them), from one batched pass: a row whose two best legal scores
+        lie within :data:`BATCH_TIE` (relative), where the batch's float32 rounding could part from one row's, is
+        scored again alone, as :meth:`choose` scores it. Greedy models only: the batched form of ``barbu-eval``
+        (``evaluation.batched.seat_player``) and of ``BarbuVectorEnv``'s opponents. ``contract`` is not read (one
+        model plays every contract)."""
+        if not self.greedy:
+            raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
+        legal = mask != 0
+        scores = np.where(legal, self._scores(obs, mask), -np.inf)
+        rows = np.arange(len(obs))
+        best = scores.argmax(1)
+        top = scores[rows, best]
+        scores[rows, best] = -np.inf
+        near = np.flatnonzero(top - scores.max(1) <= BATCH_TIE * (1.0 + np.abs(top)))  # a forced move: never near
+        for i in near:
+            best[i] = masked_choice(self._scores(obs[i : i + 1], mask[i : i + 1])[0], mask[i], True, self.rng)
+        return best.astype(np.int64)
 
     def choose(self, env: Any, agent_name: str) -> int:
         o = env.observe(agent_name)

@@ -41,8 +41,9 @@ NAMED_OPPONENTS = ("heuristic", "random")
 
 class _Opponent:
     """A seat's player on the batched engine: ``"heuristic"`` (compiled), ``"random"`` (uniform over the legal
-    actions, the env's generator) or a greedy checkpoint agent (its card decisions from one ``card_actions`` call
-    per contract, its other decisions by its heuristic or random fallback)."""
+    actions, the env's generator), a greedy checkpoint agent (its card decisions from one ``card_actions`` call
+    per contract, its other decisions by its heuristic or random fallback) or a greedy SB3 model where it takes card
+    decisions only."""
 
     def __init__(self, spec: str, seed: int | None, doubling: bool, declaring: bool) -> None:
         from ..evaluation.batched import seat_player
@@ -53,8 +54,8 @@ class _Opponent:
             raise ValueError(
                 f"opponent {spec!r} has no batched form: BarbuVectorEnv seats {list(NAMED_OPPONENTS)} and greedy "
                 "checkpoint agents whose fallback is one of those and whose declarations (contracts=None) and doubles "
-                "(doubling on) are the fallback's (e.g. 'checkpoints:bidding=heuristic'); BarbuSingleAgentEnv seats "
-                "any agent"
+                "(doubling on) are the fallback's (e.g. 'checkpoints:bidding=heuristic'), and greedy SB3 models "
+                "('sb3:source=model.zip') with doubling off and fixed contracts; BarbuSingleAgentEnv seats any agent"
             )
         self.policy = None if isinstance(player, str) else player
         self.kind = player if isinstance(player, str) else player.fallback_spec
