@@ -37,3 +37,23 @@ def test_deadline_and_refusals(tmp_path):
         main([*TINY, "--out", str(tmp_path / "none"), "--resume"])
     with pytest.raises(ValueError, match="no batched form"):
         main([*TINY, "--out", str(tmp_path / "x"), "--opponents", "pimc"])
+
+
+def test_self_play_refreshes_the_frozen_copy(tmp_path, monkeypatch):
+    """``--opponents self self heuristic``: two seats play a frozen copy of the learner (``opponent.zip``, on the
+    batched engine), taken again every ``--refresh`` decisions, each piece on fresh deals; the third the heuristic."""
+    import training.sb3_train as sb3_train
+
+    built, real = [], sb3_train.make_env
+    monkeypatch.setattr(sb3_train, "make_env", lambda args, c, o, specs, seed: built.append((specs, seed)) or real(
+        args, c, o, specs, seed))  # fmt: skip
+    out = tmp_path / "self"
+    main([*TINY, "--timesteps", "700", "--refresh", "256", "--opponents", "self", "self", "heuristic",
+          "--out", str(out)])  # fmt: skip
+    copy = f"sb3:source={out / 'no_queens' / 'opponent.zip'}"
+    assert built[0] == (["random"], 0)  # the untrained model's first env
+    assert [specs for specs, _ in built[1:]] == [[copy, copy, "heuristic"]] * 3  # 256 decisions a piece: 3 pieces
+    assert len({seed for _, seed in built[1:]}) == 3 and (out / "no_queens" / "opponent.zip").is_file()
+    assert json.loads((out / "no_queens" / "run.json").read_text())["timesteps"] >= 700
+    with pytest.raises(SystemExit):
+        main([*TINY, "--refresh", "0", "--out", str(out)])

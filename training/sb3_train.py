@@ -3,15 +3,18 @@
     python -m training.sb3_train --contracts no_queens --minutes 12 --eval-boards 1000
     python -m training.sb3_train --contracts no_queens trumps --timesteps 5000000 --opponents heuristic random
     python -m training.sb3_train --contracts no_queens --timesteps 10000000 --resume     # continue a run
+    python -m training.sb3_train --contracts no_queens --opponents self self heuristic  # self-play, a heuristic seat
 
 One ``MaskablePPO`` model per contract on :class:`barbu_env.wrappers.vector_env.BarbuVectorEnv` in its SB3 form
 (``--num-envs`` games at once, the learner's seat drawn per deal, the other seats ``--opponents``; rewards = the
-learner's deal score / |contract total|, gamma 1). Outputs under ``--out/<contract>/``: ``model.zip`` (SB3's; the
-agent spec ``sb3:source=OUT/<contract>/model.zip`` plays it in ``barbu-eval``, ``barbu-play`` and ``evaluate``),
-``run.json`` (the arguments, the env version, timesteps and wall time so far, the evaluation), ``progress.csv``
-(``progress_from_<timesteps>.csv`` for each resumed piece) and TensorBoard events (SB3's logger). The model and
-``run.json`` are saved every ``--save-minutes`` and at the end; ``--resume`` loads them and trains on to
-``--timesteps`` in all (a contract of the run without a model yet starts from scratch). ``--eval-boards N`` ends
+learner's deal score / |contract total|, gamma 1). An opponent ``self`` is a frozen copy of the learner (greedy, on
+the batched engine: ``OUT/<contract>/opponent.zip``), taken again every ``--refresh`` decisions: self-play. Outputs
+under ``--out/<contract>/``: ``model.zip`` (SB3's; the agent spec ``sb3:source=OUT/<contract>/model.zip`` plays it in
+``barbu-eval``, ``barbu-play`` and ``evaluate``), ``run.json`` (the arguments, the env version, timesteps and wall
+time so far, the evaluation), ``progress.csv`` (``progress_from_<timesteps>.csv`` for each resumed piece) and
+TensorBoard events (SB3's logger). The model and ``run.json`` are saved every ``--save-minutes`` and at the end;
+``--resume`` loads them and trains on to ``--timesteps`` in all (a contract of the run without a model yet starts
+from scratch). ``--eval-boards N`` ends
 with the duplicate evaluation against the heuristic (1 model vs 3 heuristic players, doubling off, 95% CIs).
 """
 
@@ -48,8 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--opponents",
         nargs="+",
         default=["heuristic"],
-        help="one spec for the three other seats or three (heuristic, random, checkpoints:bidding=...)",
+        help="one spec for the three other seats or three (heuristic, random, checkpoints:bidding=..., "
+        "sb3:source=MODEL.zip, self: a frozen copy of the learner)",
     )
+    ap.add_argument("--refresh", type=int, default=200_000, help="decisions between copies of the learner (self)")
     ap.add_argument("--rules", default="classic", help="rule preset or YAML path (the batched engine's options)")
     ap.add_argument("--set", dest="rule_options", type=rule_option_arg, nargs="*", default=[],
                     help="rule options (default doubling=off: card play only)")  # fmt: skip
@@ -71,28 +76,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Progress(BaseCallback):
-    """A progress bar over the run's timesteps; stops at the deadline; saves the model every ``save_every`` s."""
+    """Moves ``bar`` to the run's timesteps; stops at ``total`` timesteps or the deadline; saves the model every
+    ``save_every`` s."""
 
-    def __init__(self, total: int, deadline: float, save_every: float, save: Any) -> None:
+    def __init__(self, bar: tqdm, total: int, deadline: float, save_every: float, save: Any) -> None:
         super().__init__()
-        self.total, self.deadline, self.save_every, self.save = total, deadline, save_every, save
-        self.bar: tqdm | None = None
+        self.bar, self.total, self.deadline, self.save_every, self.save = bar, total, deadline, save_every, save
         self.saved = time.time()
 
-    def _on_training_start(self) -> None:
-        self.bar = tqdm(total=self.total, initial=self.model.num_timesteps, unit="dec", unit_scale=True)
-
     def _on_step(self) -> bool:
-        if self.bar is not None:
-            self.bar.update(self.model.num_timesteps - self.bar.n)
+        self.bar.update(self.model.num_timesteps - self.bar.n)
         if time.time() - self.saved >= self.save_every:
             self.save()
             self.saved = time.time()
         return time.time() < self.deadline and self.model.num_timesteps < self.total
 
-    def _on_training_end(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+
+def make_env(args: argparse.Namespace, contract: str, options: dict, specs: list[str], seed: int) -> VecMonitor:
+    """The SB3 form of the contract's vector env against ``specs``, episode rewards logged."""
+    opponents = specs[0] if len(specs) == 1 else specs
+    return VecMonitor(sb3_vec_env(args.num_envs, opponents, contracts=[contract], normalize=True, seed=seed,
+                                  rules=args.rules, **options))  # fmt: skip
 
 
 def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
@@ -100,19 +104,18 @@ def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
     out = Path(args.out) / contract
     out.mkdir(parents=True, exist_ok=True)
     options = {"doubling": "off", **dict(args.rule_options)}
-    opponents = args.opponents[0] if len(args.opponents) == 1 else args.opponents
-    env = VecMonitor(sb3_vec_env(args.num_envs, opponents, contracts=[contract], normalize=True, seed=args.seed,
-                                 rules=args.rules, **options))  # episode rewards in the log  # fmt: skip
-    path, meta_path = out / "model.zip", out / "run.json"
+    path, meta_path, opponent = out / "model.zip", out / "run.json", out / "opponent.zip"
+    specs = [f"sb3:source={opponent}" if o == "self" else o for o in args.opponents]
+    selfplay = "self" in args.opponents
     meta: dict[str, Any] = {"contract": contract, "env_version": ENV_VERSION, "timesteps": 0, "seconds": 0.0,
                             "args": {k: v for k, v in vars(args).items() if k != "rule_options"},
                             "rule_options": options}  # fmt: skip
     if args.resume and path.is_file():
-        model = MaskablePPO.load(path, env=env, device="cpu")
-        env.seed(args.seed + int(model.num_timesteps))  # fresh deals for the resumed piece
+        model = MaskablePPO.load(path, device="cpu")
         if meta_path.is_file():
             meta["seconds"] = json.loads(meta_path.read_text())["seconds"]
-    else:
+    else:  # self-play's first copy is this untrained model, so its first env seats random players instead
+        env = make_env(args, contract, options, ["random"] if selfplay else specs, args.seed)
         model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch, n_epochs=args.epochs,
                             learning_rate=args.lr, gamma=1.0, gae_lambda=0.95, ent_coef=args.ent_coef,
                             policy_kwargs={"net_arch": list(args.hidden)}, seed=args.seed, device="cpu")  # fmt: skip
@@ -126,10 +129,15 @@ def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
         meta_path.write_text(json.dumps(meta, indent=1))
 
     deadline = start + args.minutes * 60 if args.minutes is not None else float("inf")
-    left = args.timesteps - model.num_timesteps
-    if left > 0:
-        callback = _Progress(args.timesteps, deadline, args.save_minutes * 60, save)
-        model.learn(left, callback=callback, reset_num_timesteps=False)
+    with tqdm(total=args.timesteps, initial=model.num_timesteps, unit="dec", unit_scale=True) as bar:
+        callback = _Progress(bar, args.timesteps, deadline, args.save_minutes * 60, save)
+        while model.num_timesteps < args.timesteps and time.time() < deadline:
+            if selfplay:
+                model.save(opponent)  # the frozen copy the self seats play until the next refresh
+            if selfplay or model.get_env() is None:  # a resumed piece, or a refresh: fresh deals (seed + timesteps)
+                model.set_env(make_env(args, contract, options, specs, args.seed + int(model.num_timesteps)))
+            left = args.timesteps - model.num_timesteps
+            model.learn(min(left, args.refresh) if selfplay else left, callback=callback, reset_num_timesteps=False)
     save()
     if args.eval_boards:
         from barbu_env.evaluation import evaluate
@@ -144,7 +152,10 @@ def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.refresh < 1:
+        parser.error(f"--refresh {args.refresh}: expected a number of decisions >= 1")
     torch.set_num_threads(1)
     if args.resume and not any((Path(args.out) / c / "model.zip").is_file() for c in args.contracts):
         raise SystemExit(f"--resume: no model to continue under {args.out} (for {args.contracts})")
