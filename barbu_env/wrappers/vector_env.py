@@ -92,8 +92,9 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
     Args:
         num_envs: games played at once.
         opponents: one spec for the three other seats, or three (left, across, right of the learner, R1.3):
-            ``"heuristic"``, ``"random"``, or a greedy checkpoint agent (``"checkpoints:bidding=heuristic"``; see
-            :class:`_Opponent` for what has a batched form).
+            ``"heuristic"``, ``"random"``, a greedy checkpoint agent (``"checkpoints:bidding=heuristic"``) or, with
+            doubling off and fixed contracts, a greedy SB3 model (``"sb3:source=model.zip"``: a frozen copy of the
+            learner for self-play); see :class:`_Opponent` for what has a batched form.
         seat: the learner's seat 0..3, or ``"random"`` (default): drawn per episode.
         contracts: ``None`` (default): the declarer chooses the contract (R3), the learner too when it declares;
             else sub-env i plays ``contracts[i % len(contracts)]`` in every deal (``"no_queens"``, ``"trumps:S"``,
