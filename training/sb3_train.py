@@ -14,8 +14,8 @@ under ``--out/<contract>/``: ``model.zip`` (SB3's; the agent spec ``sb3:source=O
 time so far, the evaluation), ``progress.csv`` (``progress_from_<timesteps>.csv`` for each resumed piece) and
 TensorBoard events (SB3's logger). The model and ``run.json`` are saved every ``--save-minutes`` and at the end;
 ``--resume`` loads them and trains on to ``--timesteps`` in all (a contract of the run without a model yet starts
-from scratch). ``--eval-boards N`` ends
-with the duplicate evaluation against the heuristic (1 model vs 3 heuristic players, doubling off, 95% CIs).
+from scratch). ``--eval-boards N`` ends with the duplicate evaluation against the heuristic (1 model vs 3 heuristic
+players, doubling off, 95% CIs).
 """
 
 from __future__ import annotations
