@@ -282,10 +282,10 @@ def test_sb3_model_agent_other_algorithms_and_refusals(tmp_path, one_torch_threa
 
 
 def test_sb3_model_agent_batched_evaluation_same_boards_as_the_env(tmp_path, one_torch_thread, monkeypatch):
-    """With doubling off a greedy SB3 model has a batched form (``ModelAgent.card_actions``: one pass over the rows,
-    near ties scored again alone): the batched engine gives exactly the env path's per-board numbers for MaskablePPO
-    on the vector and the Dict observation and for DQN, also with every row scored again alone. With doubling on
-    (R6: the model would double) or sampling it plays through the env."""
+    """A greedy SB3 model has a batched form (``ModelAgent.card_actions``, every decision its own: one pass over the
+    rows, near ties scored again alone): the batched engine gives exactly the env path's per-board numbers for
+    MaskablePPO on the vector and the Dict observation and for DQN, with doubling off and on (R6: the model doubles),
+    also with every row scored again alone. Sampling, it plays through the env."""
     sb3 = pytest.importorskip("stable_baselines3")
     sb3_contrib = pytest.importorskip("sb3_contrib")
     from barbu_env import evaluation as ev
@@ -297,21 +297,20 @@ def test_sb3_model_agent_batched_evaluation_same_boards_as_the_env(tmp_path, one
         ("ppo_dict", True, sb3_contrib.MaskablePPO, "MultiInputPolicy", {"n_steps": 64, "batch_size": 32}),
         ("dqn", False, sb3.DQN, "MlpPolicy", {"learning_starts": 16}),
     ):
-        env = BarbuSingleAgentEnv(opponents="random", contracts=["no_queens"], doubling="off", dict_obs=dict_obs,
-                                  seed=0)  # fmt: skip
+        env = BarbuSingleAgentEnv(opponents="random", contracts=["no_queens"], dict_obs=dict_obs, seed=0)
         _tiny(algo, env, policy, **kw).save(tmp_path / name)
         spec = f"sb3:source={tmp_path}/{name}.zip" + (",algo=DQN" if algo is sb3.DQN else "")
-        kw = {"contracts": ["no_queens", "trumps", "fantan"], "boards": 2, "seed": 3}
-        python = ev.evaluate([spec, "heuristic"], engine="python", **kw)
-        batched = ev.evaluate([spec, "heuristic"], engine="batched", **kw)
-        assert batched["engine"] == "batched" and batched["boards"] == python["boards"], name
-        with monkeypatch.context() as m:
-            m.setattr(sb3_wrapper, "BATCH_TIE", 1e9)  # every row a near tie
-            assert ev.evaluate([spec, "heuristic"], engine="batched", **kw)["boards"] == python["boards"], name
-    for spec, kw in ((f"sb3:source={tmp_path}/ppo.zip", {"doubling": "classic"}),
-                     (f"sb3:source={tmp_path}/ppo.zip,greedy=false", {})):  # fmt: skip
-        cfg, made = ev.make_config([spec, "heuristic"], boards=1, **kw)
-        assert f"agent {spec!r} has no batched form" in batched_unavailable(cfg, made)
+        for doubling in ("off", "classic"):
+            kw = {"contracts": ["no_queens", "trumps", "fantan"], "boards": 2, "seed": 3, "doubling": doubling}
+            python = ev.evaluate([spec, "heuristic"], engine="python", **kw)
+            batched = ev.evaluate([spec, "heuristic"], engine="batched", **kw)
+            assert batched["engine"] == "batched" and batched["boards"] == python["boards"], (name, doubling)
+            with monkeypatch.context() as m:
+                m.setattr(sb3_wrapper, "BATCH_TIE", 1e9)  # every row a near tie
+                assert ev.evaluate([spec, "heuristic"], engine="batched", **kw)["boards"] == python["boards"], name
+    spec = f"sb3:source={tmp_path}/ppo.zip,greedy=false"
+    cfg, made = ev.make_config([spec, "heuristic"], boards=1)
+    assert f"agent {spec!r} has no batched form" in batched_unavailable(cfg, made)
 
 
 # ================================================================== TorchRL

@@ -168,20 +168,21 @@ def test_checkpoint_opponent_without_a_network_for_the_contract(tmp_path):
 
 
 def test_sb3_model_opponent_plays_as_through_the_env(tmp_path):
-    """A greedy SB3 model (``sb3:source=model.zip``) as an opponent with doubling off and fixed contracts: its card
-    play (R5, R7) from one batched pass a step, the choices it makes through the env."""
+    """A greedy SB3 model (``sb3:source=model.zip``) as an opponent: every decision its own (card play R5, R7;
+    declaration R3; doubling R6) from one batched pass a step, the choices it makes through the env."""
     sb3_contrib = pytest.importorskip("sb3_contrib")
     from barbu_env.wrappers import BarbuSingleAgentEnv
 
-    env = BarbuSingleAgentEnv(opponents="random", contracts=["no_queens"], doubling="off", seed=0)
+    env = BarbuSingleAgentEnv(opponents="random", seed=0)  # declaring and doubling too
     sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, device="cpu",
                             policy_kwargs={"net_arch": [32]}).learn(64).save(tmp_path / "model")  # fmt: skip
     specs = [f"sb3:source={tmp_path}/model.zip", "heuristic", f"sb3:source={tmp_path}/model.zip"]
     contracts = ["no_queens", "fantan:9"]
     venv = BarbuVectorEnv(4, opponents=specs, contracts=contracts, seed=SEED, doubling="off")
+    assert venv.opponents[0].kind is None
     assert replay(venv, run(venv, 40), specs, contracts, "off", False) > 40
-    with pytest.raises(ValueError, match="has no batched form"):
-        BarbuVectorEnv(4, opponents=specs, contracts=contracts, seed=SEED)  # it would double (R6)
+    venv = BarbuVectorEnv(4, opponents=specs, seed=SEED)  # the declarer chooses; classic doubling
+    assert replay(venv, run(venv, 60), specs, None, "classic", False) > 40
 
 
 def test_random_opponents_and_gymnasium_make_vec():

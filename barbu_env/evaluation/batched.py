@@ -5,8 +5,8 @@
 contract's boards at once, the compiled heuristic for heuristic seats, ``RandomAgent``'s own draws (seeded by
 :func:`~.boards.game_seed`, as the env runner seeds its agents) for random seats, and one batched network call
 per step for greedy checkpoint agents (:meth:`~barbu_env.agents.neural.NeuralAgent.card_actions`), whose other
-decisions (doubling) go to their heuristic or random fallback as in the env, and for greedy SB3 models with doubling
-off (:meth:`~barbu_env.wrappers.sb3.ModelAgent.card_actions`). Every game then has the scores it
+decisions (doubling) go to their heuristic or random fallback as in the env, and for greedy SB3 models, every
+decision theirs (:meth:`~barbu_env.wrappers.sb3.ModelAgent.card_actions`). Every game then has the scores it
 has through ``barbu_env.env``, so the per-board numbers are those of the env runner (:mod:`.runner`).
 
 :func:`select_engine` picks the engine of ``engine="auto"``: batched when the evaluation is in deal mode,
@@ -38,29 +38,18 @@ CHUNK = 2000
 PART = 1000
 
 
-class CardsOnly:
-    """A greedy Stable-Baselines3 model (``wrappers.sb3.ModelAgent``) as a ``CardPolicy`` where its seats take card
-    decisions only (doubling off, no declaration): its ``card_actions``. ``fallback_spec`` answers the protocol; no
-    decision reaches it there."""
-
-    fallback_spec = "heuristic"
-
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
-        self.card_actions = agent.card_actions  # type: ignore[attr-defined]
-
-
 def seat_player(agent: Agent, doubling: bool = False, declaring: bool = False) -> Player | None:
     """What plays ``agent``'s seats in ``play_games``: ``"heuristic"``, ``"random"``, the agent itself (a greedy
     checkpoint agent whose fallback is one of those and whose doubles, if ``doubling`` is on, and declarations, if
-    ``declaring``, are the fallback's: a ``CardPolicy``), a greedy SB3 model with neither doubling nor declaring
-    (:class:`CardsOnly`), or None: no batched form. Deal-mode boards name their contract, so no one declares there."""
+    ``declaring``, are the fallback's: a ``CardPolicy``), a greedy SB3 model (a ``CardPolicy`` without a fallback:
+    every decision its own), or None: no batched form. Deal-mode boards name their contract, so no one declares
+    there."""
     if type(agent) is HeuristicAgent:
         return "heuristic"
     if type(agent) is RandomAgent:
         return "random"
-    if agent.name == "sb3" and getattr(agent, "greedy", False) and not doubling and not declaring:
-        return CardsOnly(agent)
+    if agent.name == "sb3" and getattr(agent, "greedy", False):
+        return cast("CardPolicy", agent)
     if (agent.name == "neural" and getattr(agent, "greedy", False) and agent.fallback_spec in ("heuristic", "random")
             and not getattr(agent, "endgame", 0)
             and not (doubling and "double" in getattr(agent, "bidding_roles", ()))
@@ -87,7 +76,7 @@ def batched_unavailable(cfg: EvalConfig, agents: Sequence[Agent]) -> str | None:
         if seat_player(agent, doubling) is None:
             return (f"agent {spec!r} has no batched form (batched: heuristic, random, checkpoints with greedy=true, "
                     "a heuristic or random fallback and no endgame search, and with doubling on, the fallback's "
-                    "doubles; greedy sb3 models with doubling off)")  # fmt: skip
+                    "doubles; greedy sb3 models)")  # fmt: skip
     return None
 
 

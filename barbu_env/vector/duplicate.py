@@ -12,7 +12,7 @@ deal scores (contract + settlement, R8.1), the ``Deal.scores`` of the same game 
 - a :class:`CardPolicy` (a neural agent's batched form): its card decisions (card play and Fantan passes, R5, R7)
   from one ``card_actions`` call per step over the observations of the games where one of its seats is on move
   (``VectorDeals.observe_games``, the env's observations); every other decision (doubling, R6) by its
-  ``fallback_spec``.
+  ``fallback_spec``, or by ``card_actions`` too where that is None (a greedy SB3 model).
 
 Each step one kernel (``jit.players.seat_actions``) plays every heuristic and random seat on move and names the
 games a policy decides.
@@ -41,9 +41,9 @@ KINDS = {"heuristic": HEURISTIC, "random": RANDOM}
 
 class CardPolicy(Protocol):
     """A batched player of card decisions; its other decisions are played by :attr:`fallback_spec` (a player of
-    :data:`PLAYERS`)."""
+    :data:`PLAYERS`), or by :meth:`card_actions` too where it is None."""
 
-    fallback_spec: str
+    fallback_spec: str | None
 
     def card_actions(self, contract: str, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The actions (int64 [n]) for n observations (float32 [n, OBS_SIZE]) and masks (int8 [n, 87]) of card
@@ -76,7 +76,8 @@ def play_games(rules: Rules | str | dict | None, hands: np.ndarray | Sequence[Se
         if key not in kinds:
             kinds[key] = _kinds(i, row, policies)
         kind[i] = kinds[key]
-    fallback = np.array([HEURISTIC, RANDOM] + [KINDS[p.fallback_spec] for p in policies], np.int64)
+    fallback = np.array([HEURISTIC, RANDOM] + [POLICY + j if p.fallback_spec is None else KINDS[p.fallback_spec]
+                                               for j, p in enumerate(policies)], np.int64)  # fmt: skip
     # per game and seat: the player of card decisions (R5, R7), then of the others (R6)
     both = np.stack([kind, fallback[kind]], axis=2)
     draws = (both == RANDOM).any(axis=2)
@@ -128,7 +129,7 @@ def _kinds(i: int, row: Sequence[Player], policies: list[CardPolicy]) -> list[in
     """The kinds of game ``i``'s players (HEURISTIC, RANDOM, POLICY + j ``policies[j]``, appended when new)."""
     if len(row) != 4 or not all(p in PLAYERS if isinstance(p, str) else _is_policy(p) for p in row):
         raise ValueError(f"game {i}: players {list(row)!r}: expected 4 of {list(PLAYERS)} or CardPolicy objects "
-                         f"(with a fallback in {list(PLAYERS)})")  # fmt: skip
+                         f"(with a fallback in {list(PLAYERS)}, or None)")  # fmt: skip
     out = []
     for p in row:
         if isinstance(p, str):
@@ -142,7 +143,7 @@ def _kinds(i: int, row: Sequence[Player], policies: list[CardPolicy]) -> list[in
 
 
 def _is_policy(p: object) -> bool:
-    return callable(getattr(p, "card_actions", None)) and getattr(p, "fallback_spec", None) in PLAYERS
+    return callable(getattr(p, "card_actions", None)) and getattr(p, "fallback_spec", None) in (*PLAYERS, None)
 
 
 def _masks(hands: np.ndarray | Sequence[Sequence[Any]], rules: Rules) -> np.ndarray:

@@ -42,8 +42,8 @@ NAMED_OPPONENTS = ("heuristic", "random")
 class _Opponent:
     """A seat's player on the batched engine: ``"heuristic"`` (compiled), ``"random"`` (uniform over the legal
     actions, the env's generator), a greedy checkpoint agent (its card decisions from one ``card_actions`` call
-    per contract, its other decisions by its heuristic or random fallback) or a greedy SB3 model where it takes card
-    decisions only."""
+    per contract, its other decisions by its heuristic or random fallback) or a greedy SB3 model (every decision from
+    its ``card_actions``, the contract's name ``""`` before the declaration, R3)."""
 
     def __init__(self, spec: str, seed: int | None, doubling: bool, declaring: bool) -> None:
         from ..evaluation.batched import seat_player
@@ -55,9 +55,10 @@ class _Opponent:
                 f"opponent {spec!r} has no batched form: BarbuVectorEnv seats {list(NAMED_OPPONENTS)} and greedy "
                 "checkpoint agents whose fallback is one of those and whose declarations (contracts=None) and doubles "
                 "(doubling on) are the fallback's (e.g. 'checkpoints:bidding=heuristic'), and greedy SB3 models "
-                "('sb3:source=model.zip') with doubling off and fixed contracts; BarbuSingleAgentEnv seats any agent"
+                "('sb3:source=model.zip'); BarbuSingleAgentEnv seats any agent"
             )
         self.policy = None if isinstance(player, str) else player
+        #: Who takes the decisions the policy does not: "heuristic", "random", or None (the policy takes them all).
         self.kind = player if isinstance(player, str) else player.fallback_spec
         #: The contracts the policy has no network for (their card play is the fallback's, as through the env).
         self.uncovered = set(getattr(agent, "fallback_contracts", lambda names: [])(CONTRACT_NAMES))
@@ -68,13 +69,13 @@ class _Opponent:
         rest = games
         if self.policy is not None:
             st = deals.state
-            cards = games & ((st.phase == PLAY) | (st.phase == FANTAN_PLAY))
+            mine = games if self.kind is None else games & ((st.phase == PLAY) | (st.phase == FANTAN_PLAY))
             rest = games.copy()
-            for k in np.unique(st.contract[cards]):
-                name = deals.tables.names[k]
+            for k in np.unique(st.contract[mine]):
+                name = deals.tables.names[k] if k >= 0 else ""  # no contract before the declaration (R3)
                 if name in self.uncovered:
                     continue
-                idx = np.flatnonzero(cards & (st.contract == k))
+                idx = np.flatnonzero(mine & (st.contract == k))
                 obs, mask = deals.observe_games(idx)
                 out[idx] = self.policy.card_actions(name, obs, mask)
                 rest[idx] = False
@@ -92,9 +93,9 @@ class BarbuVectorEnv(gym.vector.VectorEnv):
     Args:
         num_envs: games played at once.
         opponents: one spec for the three other seats, or three (left, across, right of the learner, R1.3):
-            ``"heuristic"``, ``"random"``, a greedy checkpoint agent (``"checkpoints:bidding=heuristic"``) or, with
-            doubling off and fixed contracts, a greedy SB3 model (``"sb3:source=model.zip"``: a frozen copy of the
-            learner for self-play); see :class:`_Opponent` for what has a batched form.
+            ``"heuristic"``, ``"random"``, a greedy checkpoint agent (``"checkpoints:bidding=heuristic"``) or a
+            greedy SB3 model (``"sb3:source=model.zip"``, every decision its own: a frozen copy of the learner for
+            self-play); see :class:`_Opponent` for what has a batched form.
         seat: the learner's seat 0..3, or ``"random"`` (default): drawn per episode.
         contracts: ``None`` (default): the declarer chooses the contract (R3), the learner too when it declares;
             else sub-env i plays ``contracts[i % len(contracts)]`` in every deal (``"no_queens"``, ``"trumps:S"``,
