@@ -291,8 +291,9 @@ class ModelAgent(Agent):
         [n, A], as ``VectorDeals.observe_games`` gives them), from one batched pass: a row whose two best legal scores
         lie within :data:`BATCH_TIE` (relative), where the batch's float32 rounding could part from one row's, is
         scored again alone, as :meth:`choose` scores it. Greedy models only: the batched form of ``barbu-eval``
-        (``evaluation.batched.seat_player``) and of ``BarbuVectorEnv``'s opponents. ``contract`` is not read (one
-        model plays every contract)."""
+        (``evaluation.batched.seat_player``) and of ``BarbuVectorEnv``'s opponents, for every decision of the model's
+        seats (declarations and doubles too: it has no fallback). ``contract`` is not read (one model plays them
+        all)."""
         if not self.greedy:
             raise ValueError(f"agent {self.spec!r} samples each choice from its own generator: no batched form")
         legal = mask != 0
