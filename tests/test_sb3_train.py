@@ -4,6 +4,7 @@ budgets)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -39,21 +40,28 @@ def test_deadline_and_refusals(tmp_path):
         main([*TINY, "--out", str(tmp_path / "x"), "--opponents", "pimc"])
 
 
-def test_self_play_refreshes_the_frozen_copy(tmp_path, monkeypatch):
-    """``--opponents self self heuristic``: two seats play a frozen copy of the learner (``opponent.zip``, on the
-    batched engine), taken again every ``--refresh`` decisions, each piece on fresh deals; the third the heuristic."""
+def test_self_play_refreshes_the_frozen_copies(tmp_path, monkeypatch):
+    """``--opponents self self heuristic``: two seats play frozen copies of the learner (on the batched engine); every
+    ``--refresh`` decisions the learner is copied into the pool (the newest ``--pool`` kept) and each self seat draws
+    a copy from it; each piece plays fresh deals; the third seat is the heuristic."""
     import training.sb3_train as sb3_train
 
     built, real = [], sb3_train.make_env
     monkeypatch.setattr(sb3_train, "make_env", lambda args, c, o, specs, seed: built.append((specs, seed)) or real(
         args, c, o, specs, seed))  # fmt: skip
     out = tmp_path / "self"
-    main([*TINY, "--timesteps", "700", "--refresh", "256", "--opponents", "self", "self", "heuristic",
+    main([*TINY, "--timesteps", "1000", "--refresh", "256", "--pool", "2", "--opponents", "self", "self", "heuristic",
           "--out", str(out)])  # fmt: skip
-    copy = f"sb3:source={out / 'no_queens' / 'opponent.zip'}"
+    pool = out / "no_queens" / "pool"
     assert built[0] == (["random"], 0)  # the untrained model's first env
-    assert [specs for specs, _ in built[1:]] == [[copy, copy, "heuristic"]] * 3  # 256 decisions a piece: 3 pieces
-    assert len({seed for _, seed in built[1:]}) == 3 and (out / "no_queens" / "opponent.zip").is_file()
-    assert json.loads((out / "no_queens" / "run.json").read_text())["timesteps"] >= 700
-    with pytest.raises(SystemExit):
-        main([*TINY, "--refresh", "0", "--out", str(out)])
+    assert len(built) == 5 and len({seed for _, seed in built[1:]}) == 4  # 256 decisions a piece: 4 pieces
+    copies = [f"{t:012d}.zip" for t in (0, 256, 512, 768)]
+    for k, (specs, _) in enumerate(built[1:]):
+        assert specs[2] == "heuristic"
+        drawn = [Path(spec.removeprefix("sb3:source=")) for spec in specs[:2]]
+        assert all(d.parent == pool and d.name in copies[max(0, k - 1) : k + 1] for d in drawn), (k, specs)
+    assert sorted(p.name for p in pool.iterdir()) == copies[2:]  # the newest two kept
+    assert json.loads((out / "no_queens" / "run.json").read_text())["timesteps"] >= 1000
+    for bad in (["--refresh", "0"], ["--pool", "0"]):
+        with pytest.raises(SystemExit):
+            main([*TINY, *bad, "--out", str(out)])

@@ -8,7 +8,8 @@
 One ``MaskablePPO`` model per contract on :class:`barbu_env.wrappers.vector_env.BarbuVectorEnv` in its SB3 form
 (``--num-envs`` games at once, the learner's seat drawn per deal, the other seats ``--opponents``; rewards = the
 learner's deal score / |contract total|, gamma 1). An opponent ``self`` is a frozen copy of the learner (greedy, on
-the batched engine: ``OUT/<contract>/opponent.zip``), taken again every ``--refresh`` decisions: self-play. Outputs
+the batched engine): every ``--refresh`` decisions the learner is copied into ``OUT/<contract>/pool/`` (the newest
+``--pool`` copies are kept) and each ``self`` seat draws one of them for the next piece: self-play. Outputs
 under ``--out/<contract>/``: ``model.zip`` (SB3's; the agent spec ``sb3:source=OUT/<contract>/model.zip`` plays it in
 ``barbu-eval``, ``barbu-play`` and ``evaluate``), ``run.json`` (the arguments, the env version, timesteps and wall
 time so far, the evaluation), ``progress.csv`` (``progress_from_<timesteps>.csv`` for each resumed piece) and
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
@@ -55,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sb3:source=MODEL.zip, self: a frozen copy of the learner)",
     )
     ap.add_argument("--refresh", type=int, default=200_000, help="decisions between copies of the learner (self)")
+    ap.add_argument("--pool", type=int, default=1, help="copies of the learner kept for the self seats to draw from")
     ap.add_argument("--rules", default="classic", help="rule preset or YAML path (the batched engine's options)")
     ap.add_argument("--set", dest="rule_options", type=rule_option_arg, nargs="*", default=[],
                     help="rule options (default doubling=off: card play only)")  # fmt: skip
@@ -99,13 +102,26 @@ def make_env(args: argparse.Namespace, contract: str, options: dict, specs: list
                                   rules=args.rules, **options))  # fmt: skip
 
 
+def self_play_specs(args: argparse.Namespace, model: MaskablePPO, pool: Path, done: int) -> list[str]:
+    """Copy ``model`` into ``pool`` (``<done>.zip``; the newest ``args.pool`` copies kept), then the three seats'
+    specs: each ``self`` seat a copy drawn uniformly from the pool (seeded by the run's seed and ``done``)."""
+    pool.mkdir(exist_ok=True)
+    model.save(pool / f"{done:012d}.zip")
+    copies = sorted(pool.glob("*.zip"))
+    for old in copies[: -args.pool]:
+        old.unlink()
+    copies = copies[-args.pool :]
+    rng = np.random.default_rng([args.seed, done])
+    seats = args.opponents * 3 if len(args.opponents) == 1 else args.opponents
+    return [f"sb3:source={copies[rng.integers(len(copies))]}" if o == "self" else o for o in seats]
+
+
 def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
     """Train (or resume) one contract's model; returns its ``run.json``."""
     out = Path(args.out) / contract
     out.mkdir(parents=True, exist_ok=True)
     options = {"doubling": "off", **dict(args.rule_options)}
-    path, meta_path, opponent = out / "model.zip", out / "run.json", out / "opponent.zip"
-    specs = [f"sb3:source={opponent}" if o == "self" else o for o in args.opponents]
+    path, meta_path, pool = out / "model.zip", out / "run.json", out / "pool"
     selfplay = "self" in args.opponents
     meta: dict[str, Any] = {"contract": contract, "env_version": ENV_VERSION, "timesteps": 0, "seconds": 0.0,
                             "args": {k: v for k, v in vars(args).items() if k != "rule_options"},
@@ -115,7 +131,7 @@ def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
         if meta_path.is_file():
             meta["seconds"] = json.loads(meta_path.read_text())["seconds"]
     else:  # self-play's first copy is this untrained model, so its first env seats random players instead
-        env = make_env(args, contract, options, ["random"] if selfplay else specs, args.seed)
+        env = make_env(args, contract, options, ["random"] if selfplay else args.opponents, args.seed)
         model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch, n_epochs=args.epochs,
                             learning_rate=args.lr, gamma=1.0, gae_lambda=0.95, ent_coef=args.ent_coef,
                             policy_kwargs={"net_arch": list(args.hidden)}, seed=args.seed, device="cpu")  # fmt: skip
@@ -132,10 +148,10 @@ def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
     with tqdm(total=args.timesteps, initial=model.num_timesteps, unit="dec", unit_scale=True) as bar:
         callback = _Progress(bar, args.timesteps, deadline, args.save_minutes * 60, save)
         while model.num_timesteps < args.timesteps and time.time() < deadline:
-            if selfplay:
-                model.save(opponent)  # the frozen copy the self seats play until the next refresh
+            done = int(model.num_timesteps)
+            specs = self_play_specs(args, model, pool, done) if selfplay else args.opponents
             if selfplay or model.get_env() is None:  # a resumed piece, or a refresh: fresh deals (seed + timesteps)
-                model.set_env(make_env(args, contract, options, specs, args.seed + int(model.num_timesteps)))
+                model.set_env(make_env(args, contract, options, specs, args.seed + done))
             left = args.timesteps - model.num_timesteps
             model.learn(min(left, args.refresh) if selfplay else left, callback=callback, reset_num_timesteps=False)
     save()
@@ -154,8 +170,9 @@ def train_contract(args: argparse.Namespace, contract: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.refresh < 1:
-        parser.error(f"--refresh {args.refresh}: expected a number of decisions >= 1")
+    if args.refresh < 1 or args.pool < 1:
+        parser.error(f"--refresh {args.refresh} --pool {args.pool}: expected a number of decisions >= 1 and a pool "
+                     "of at least one copy")  # fmt: skip
     torch.set_num_threads(1)
     if args.resume and not any((Path(args.out) / c / "model.zip").is_file() for c in args.contracts):
         raise SystemExit(f"--resume: no model to continue under {args.out} (for {args.contracts})")
