@@ -301,13 +301,13 @@ def test_sb3_model_agent_batched_evaluation_same_boards_as_the_env(tmp_path, one
         _tiny(algo, env, policy, **kw).save(tmp_path / name)
         spec = f"sb3:source={tmp_path}/{name}.zip" + (",algo=DQN" if algo is sb3.DQN else "")
         for doubling in ("off", "classic"):
-            kw = {"contracts": ["no_queens", "trumps", "fantan"], "boards": 2, "seed": 3, "doubling": doubling}
-            python = ev.evaluate([spec, "heuristic"], engine="python", **kw)
-            batched = ev.evaluate([spec, "heuristic"], engine="batched", **kw)
+            opts = {"contracts": ["no_queens", "trumps", "fantan"], "boards": 2, "seed": 3, "doubling": doubling}
+            python = ev.evaluate([spec, "heuristic"], engine="python", **opts)
+            batched = ev.evaluate([spec, "heuristic"], engine="batched", **opts)
             assert batched["engine"] == "batched" and batched["boards"] == python["boards"], (name, doubling)
             with monkeypatch.context() as m:
                 m.setattr(sb3_wrapper, "BATCH_TIE", 1e9)  # every row a near tie
-                assert ev.evaluate([spec, "heuristic"], engine="batched", **kw)["boards"] == python["boards"], name
+                assert ev.evaluate([spec, "heuristic"], engine="batched", **opts)["boards"] == python["boards"], name
     spec = f"sb3:source={tmp_path}/ppo.zip,greedy=false"
     cfg, made = ev.make_config([spec, "heuristic"], boards=1)
     assert f"agent {spec!r} has no batched form" in batched_unavailable(cfg, made)
