@@ -70,7 +70,10 @@ chance nodes are not counted) per second:
   (``engine=batched``, :mod:`barbu_env.evaluation.batched`); ``eval-nn-python`` / ``eval-nn-batched``: the same
   with the shipped ``checkpoints/`` folder (greedy, needs torch; one torch thread) as the first agent;
   ``eval-random-python`` / ``eval-random-batched``: heuristic vs 3 random agents (seeded per game as barbu-eval
-  seeds them). These rows count **boards** (4 games each) per second, per-board numbers included.
+  seeds them); ``eval-sb3-python`` / ``eval-sb3-batched``: an untrained sb3-contrib ``MaskablePPO`` model (SB3's
+  default ``MlpPolicy``, seed 0, its logits spread as a trained model's: :func:`_sb3_spec`; needs the ``sb3`` extra;
+  one torch thread) as ``sb3:source=...`` against 3 heuristics. These rows count **boards** (4 games each) per
+  second, per-board numbers included.
 
 - ``train-dmc-rollouts`` / ``train-ppo-selfplay`` / ``train-ppo-vector`` / ``train-dmc-selfplay``: the trainers
   of the repository's ``training`` package (run from its root; needs torch), No queens, default network
@@ -104,8 +107,9 @@ import os
 import random
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -154,6 +158,8 @@ ROWS = (
     "eval-nn-batched",
     "eval-random-python",
     "eval-random-batched",
+    "eval-sb3-python",
+    "eval-sb3-batched",
     "train-dmc-rollouts",
     "train-ppo-selfplay",
     "train-ppo-vector",
@@ -567,6 +573,33 @@ def _pimc_batched(samples: int, batch: int) -> Callable[[float], float]:
     return run
 
 
+#: The temporary folder of :func:`_sb3_spec`'s model (removed when the process ends).
+_SB3_DIR: list[Any] = []
+
+
+def _sb3_spec() -> str:
+    """``sb3:source=...`` of an untrained ``MaskablePPO`` (SB3's default ``MlpPolicy``, seed 0, its action layer's
+    weights times 100: an untrained model's logits lie so close that most rows would be near ties, which a trained
+    model has on about 0.1% of its rows), saved once per process into a temporary folder; :class:`NotInstalled`
+    without sb3-contrib."""
+    if not _SB3_DIR:
+        import tempfile
+
+        try:
+            from sb3_contrib import MaskablePPO
+        except ImportError as e:
+            raise NotInstalled(f"needs sb3-contrib (pip install -e '.[sb3]'): {e}") from None
+        from .wrappers import BarbuSingleAgentEnv
+
+        folder = tempfile.TemporaryDirectory(prefix="barbu_bench_")
+        env = BarbuSingleAgentEnv(contracts=["no_queens"], doubling="off", seed=0)
+        model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
+        model.policy.action_net.weight.data *= 100.0  # logits as far apart as a trained model's: few near ties
+        model.save(Path(folder.name) / "model")
+        _SB3_DIR.append(folder)
+    return f"sb3:source={Path(_SB3_DIR[0].name) / 'model.zip'}"
+
+
 def _evaluation(engine: str, first: str, others: str = "heuristic") -> Callable[[float], float]:
     def run(seconds: float) -> float:
         from .evaluation import make_config
@@ -575,11 +608,11 @@ def _evaluation(engine: str, first: str, others: str = "heuristic") -> Callable[
         from .evaluation.runner import TableRunner
 
         try:
-            if first == "checkpoints":
+            if first in ("checkpoints", "sb3"):
                 import torch
 
                 torch.set_num_threads(1)
-            cfg, made = make_config([first, others], contracts="all", boards=1)
+            cfg, made = make_config([_sb3_spec() if first == "sb3" else first, others], contracts="all", boards=1)
         except (ImportError, ValueError) as e:
             raise NotInstalled(str(e)) from None
         rules = cfg.make_rules()
@@ -734,6 +767,8 @@ RUNNERS: dict[str, Callable[[float], float]] = {
     "eval-nn-batched": _evaluation("batched", "checkpoints"),
     "eval-random-python": _evaluation("python", "heuristic", "random"),
     "eval-random-batched": _evaluation("batched", "heuristic", "random"),
+    "eval-sb3-python": _evaluation("python", "sb3"),
+    "eval-sb3-batched": _evaluation("batched", "sb3"),
     "train-dmc-rollouts": _train_dmc_rollouts,
     "train-ppo-selfplay": _train_ppo("python"),
     "train-ppo-vector": _train_ppo("vector"),
@@ -773,6 +808,7 @@ RATIOS = (
     ("eval-batched / eval-python", "eval-batched", "eval-python", 20.0),
     ("eval-nn-batched / -python", "eval-nn-batched", "eval-nn-python", 20.0),
     ("eval-random-batched / -python", "eval-random-batched", "eval-random-python", None),
+    ("eval-sb3-batched / -python", "eval-sb3-batched", "eval-sb3-python", None),
     ("train-dmc-selfplay / ppo", "train-dmc-selfplay", "train-ppo-selfplay", None),
     ("dmc-selfplay-pure / ppo", "train-dmc-selfplay-pure", "train-ppo-selfplay", None),
     ("train-rollout-q / dmc-selfplay", "train-rollout-q", "train-dmc-selfplay", None),
