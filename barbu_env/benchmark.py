@@ -594,7 +594,12 @@ def _sb3_spec() -> str:
         folder = tempfile.TemporaryDirectory(prefix="barbu_bench_")
         env = BarbuSingleAgentEnv(contracts=["no_queens"], doubling="off", seed=0)
         model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
-        model.policy.action_net.weight.data *= 100.0  # logits as far apart as a trained model's: few near ties
+        import torch
+
+        with torch.no_grad():  # logits as far apart as a trained model's: few near ties
+            for name, weights in model.policy.action_net.named_parameters():
+                if name == "weight":
+                    weights.mul_(100.0)
         model.save(Path(folder.name) / "model")
         _SB3_DIR.append(folder)
     return f"sb3:source={Path(_SB3_DIR[0].name) / 'model.zip'}"
