@@ -586,6 +586,7 @@ def _sb3_spec() -> str:
         import tempfile
 
         try:
+            import torch
             from sb3_contrib import MaskablePPO
         except ImportError as e:
             raise NotInstalled(f"needs sb3-contrib (pip install -e '.[sb3]'): {e}") from None
@@ -594,8 +595,6 @@ def _sb3_spec() -> str:
         folder = tempfile.TemporaryDirectory(prefix="barbu_bench_")
         env = BarbuSingleAgentEnv(contracts=["no_queens"], doubling="off", seed=0)
         model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
-        import torch
-
         with torch.no_grad():  # logits as far apart as a trained model's: few near ties
             for name, weights in model.policy.action_net.named_parameters():
                 if name == "weight":
